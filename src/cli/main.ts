@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+import { NodeRuntime } from "@effect/platform-node"
+import { Cause, Config, Console, Effect, Exit, Layer, Logger, LogLevel } from "effect"
+import { HttpLive } from "../http/Server.js"
+import { MainLayer } from "../layers/Main.js"
+import { Command, parseArgs, usage } from "./Args.js"
+import { chat } from "./Chat.js"
+
+const logLevel = Config.logLevel("MYCLAW_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+
+/** Logs of one-shot commands go to stderr, so that stdout carries only the answer or the JSON trace. */
+const stderrLogs = Layer.unwrapEffect(
+  Effect.map(logLevel, (level) =>
+    Layer.merge(
+      Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
+      Logger.minimumLogLevel(level)
+    ))
+)
+
+/** The service logs JSON lines on stdout. */
+const jsonLogs = Layer.unwrapEffect(
+  Effect.map(logLevel, (level) => Layer.merge(Logger.json, Logger.minimumLogLevel(level)))
+)
+
+const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    const command = yield* parseArgs(argv)
+    return yield* Command.$match(command, {
+      Help: () => Effect.as(Console.log(usage), 0),
+      Chat: (options) => Effect.as(chat(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
+      Serve: () =>
+        Layer.launch(HttpLive.pipe(Layer.provide(MainLayer))).pipe(Effect.provide(jsonLogs), Effect.as(0))
+    })
+  }).pipe(
+    Effect.catchTags({
+      UsageError: (error) => Effect.as(Console.error(`myclaw: ${error.message}\n\n${usage}`), 2),
+      ConfigFileError: (error) => Effect.as(Console.error(`myclaw: ${error.file}: ${error.message}`), 1),
+      WorkspaceError: (error) => Effect.as(Console.error(`myclaw: workspace ${error.path}: ${error.message}`), 1),
+      TraceStoreError: (error) => Effect.as(Console.error(`myclaw: trace store ${error.path}: ${error.message}`), 1)
+    }),
+    Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))
+  )
+
+NodeRuntime.runMain(run(process.argv.slice(2)), {
+  disablePrettyLogger: true,
+  teardown: (exit, onExit) =>
+    onExit(
+      Exit.isSuccess(exit)
+        ? (typeof exit.value === "number" ? exit.value : 0)
+        : Cause.isInterruptedOnly(exit.cause)
+        ? 130
+        : 1
+    )
+})

@@ -1,0 +1,52 @@
+import { Schema } from "effect"
+
+/** Why an LLM call failed; retry and failover decisions match on it, never on message text. */
+export const LlmFailure = Schema.Literal(
+  "Transport",
+  "Timeout",
+  "RateLimited",
+  "Server",
+  "Auth",
+  "BadRequest",
+  "BadResponse",
+  "ContextTooLong",
+  "NotConfigured"
+)
+export type LlmFailure = typeof LlmFailure.Type
+
+export class LlmError extends Schema.TaggedError<LlmError>()("LlmError", {
+  reason: LlmFailure,
+  provider: Schema.String,
+  message: Schema.String
+}) {}
+
+const transient: ReadonlySet<LlmFailure> = new Set(["Transport", "Timeout", "RateLimited", "Server"])
+export const isTransient = (error: LlmError): boolean => transient.has(error.reason)
+
+/** The configuration file or the environment is invalid: `path` names the field. */
+export class ConfigFileError extends Schema.TaggedError<ConfigFileError>()("ConfigFileError", {
+  file: Schema.String,
+  message: Schema.String
+}) {}
+
+/** A path given to a file tool resolves outside the workspace (`..`, absolute path or symlink). */
+export class PathEscapeError extends Schema.TaggedError<PathEscapeError>()("PathEscapeError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+/** A tool ran and failed; the message is written for the model. */
+export class ToolExecutionError extends Schema.TaggedError<ToolExecutionError>()("ToolExecutionError", {
+  tool: Schema.String,
+  message: Schema.String
+}) {}
+
+export class WorkspaceError extends Schema.TaggedError<WorkspaceError>()("WorkspaceError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+export class TraceStoreError extends Schema.TaggedError<TraceStoreError>()("TraceStoreError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}

@@ -1,0 +1,33 @@
+import { Schema } from "effect"
+
+/**
+ * A tool call as the model produced it. `args` is the decoded JSON value; when the model sent
+ * arguments that are not valid JSON, `args` is null and `raw_arguments` keeps the text so that
+ * the validator can report it.
+ */
+export const ToolCall = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  args: Schema.Unknown,
+  raw_arguments: Schema.optional(Schema.String)
+})
+export type ToolCall = typeof ToolCall.Type
+
+/** success / empty / partial / failed (seed 001): a failed side-effecting call is never blindly retried. */
+export const ToolResultStatus = Schema.Literal("success", "empty", "partial", "failed")
+export type ToolResultStatus = typeof ToolResultStatus.Type
+
+/** The full result of one tool execution, as kept in the trace (never truncated there). */
+export const ToolResult = Schema.Struct({
+  status: ToolResultStatus,
+  content: Schema.String,
+  /** Where the content came from when it is external (untrusted), e.g. `file:notes/todo.md`. */
+  source: Schema.optional(Schema.String)
+})
+export type ToolResult = typeof ToolResult.Type
+
+export const Validation = Schema.Literal("ok", "schema_error", "unknown_tool")
+export type Validation = typeof Validation.Type
+
+export const PolicyVerdict = Schema.Literal("allow", "deny", "approve_required")
+export type PolicyVerdict = typeof PolicyVerdict.Type

@@ -1,0 +1,53 @@
+import type { ToolResult } from "./ToolCall.js"
+
+/** Tool results are truncated by the runtime, never by the model (DESIGN section 3). */
+export const MAX_RESULT_BYTES = 2048
+
+export const formatSize = (bytes: number): string =>
+  bytes < 1024
+    ? `${bytes} bytes`
+    : bytes < 1024 * 1024
+    ? `${Math.round(bytes / 1024)} KB`
+    : `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+
+const isContinuation = (byte: number): boolean => (byte & 0xc0) === 0x80
+
+/**
+ * Keeps the head and the tail (errors and exit codes tend to be at the end) within `maxBytes` of UTF-8,
+ * with a note giving the total size in between. Never cuts a character in two.
+ */
+export const truncateMiddle = (text: string, maxBytes: number = MAX_RESULT_BYTES): string => {
+  if (text.length * 3 <= maxBytes) return text
+  const bytes = Buffer.from(text, "utf8")
+  if (bytes.length <= maxBytes) return text
+  const note = `\n[... truncated, ${formatSize(bytes.length)} total]\n`
+  const room = maxBytes - Buffer.byteLength(note)
+  let headEnd = Math.ceil(room / 2)
+  while (headEnd > 0 && isContinuation(bytes[headEnd]!)) headEnd--
+  let tailStart = bytes.length - (room - headEnd)
+  while (tailStart < bytes.length && isContinuation(bytes[tailStart]!)) tailStart++
+  return bytes.subarray(0, headEnd).toString("utf8") + note + bytes.subarray(tailStart).toString("utf8")
+}
+
+const openers = "<\uFF1C\uFE64\u2039\u2329\u3008\u27E8\u276C\u2770\u02C2\u1438\u00AB\u226A"
+const invisible = "\\s\\u00AD\\u180E\\u200B-\\u200F\\u2028-\\u202F\\u205F-\\u2064\\u2066-\\u206F\\uFEFF"
+const forgedTag = new RegExp(`[${openers}][${invisible}]*(\\/?)[${invisible}]*untrusted`, "giu")
+
+/** Folds look-alike brackets and escapes anything that could open or close an `<untrusted>` tag. */
+export const neutralise = (content: string): string =>
+  content.replace(forgedTag, (_match, slash: string) => `&lt;${slash}untrusted`)
+
+/**
+ * Wraps external content so that the model treats it as data (DESIGN section 3). The id is random per
+ * wrapper and repeated in the closing tag; tags inside the content are neutralised, so it cannot close
+ * the wrapper or open a fake one.
+ */
+export const wrapUntrusted = (content: string, source: string, retrievedAt: string, id: string): string =>
+  `<untrusted id="${id}" source="${attribute(source)}" retrieved_at="${retrievedAt}">\n${
+    neutralise(content)
+  }\n</untrusted id="${id}">`
+
+const attribute = (value: string): string => neutralise(value).replace(/["\n\r]/g, (c) => (c === "\"" ? "'" : " "))
+
+export const resultText = (result: ToolResult): string =>
+  result.status === "failed" ? `Tool failed: ${result.content}` : result.content

@@ -1,0 +1,33 @@
+import { Effect, Layer } from "effect"
+import type { LlmRequest } from "../domain/LlmTypes.js"
+import { Llm } from "../services/Llm.js"
+import { MyclawConfig } from "../services/MyclawConfig.js"
+import { makeScriptedProvider, type ScriptEntry } from "./llm/ScriptedProvider.js"
+import { makeLlmTiers } from "./LlmTiers.js"
+
+/** Both tiers served by one script, through the same tier layer as production (pricing included). */
+export const LlmScripted = (entries: ReadonlyArray<ScriptEntry>, model = "scripted") =>
+  Layer.effect(
+    Llm,
+    Effect.gen(function*() {
+      const { config } = yield* MyclawConfig
+      const provider = yield* makeScriptedProvider(entries, model)
+      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, config.pricing, "<scripted>")
+    })
+  )
+
+/** An Llm whose every answer is computed from the request: for tests that inspect what the model saw. */
+export const LlmFunction = (answer: (request: LlmRequest) => ScriptEntry) =>
+  Layer.effect(
+    Llm,
+    Effect.gen(function*() {
+      const { config } = yield* MyclawConfig
+      const provider = {
+        name: "function",
+        model: "function",
+        generate: (request: LlmRequest) =>
+          Effect.flatMap(makeScriptedProvider([answer(request)], "function"), (p) => p.generate(request))
+      }
+      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, config.pricing, "<function>")
+    })
+  )

@@ -1,0 +1,67 @@
+import { FileSystem } from "@effect/platform"
+import { Config, Effect, Layer, ParseResult } from "effect"
+import * as NodePath from "node:path"
+import { AppConfig, decodeAppConfig } from "../domain/AppConfig.js"
+import { ConfigFileError } from "../domain/Errors.js"
+import { MyclawConfig } from "../services/MyclawConfig.js"
+import { Workspace } from "../services/Workspace.js"
+import { exampleConfig, exampleScript } from "./WorkspaceDefaults.js"
+
+/** Reads and decodes a configuration file; every problem names the file and the field. */
+export const loadConfigFile = (file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(
+      Effect.mapError((error) => new ConfigFileError({ file, message: `cannot read the configuration: ${error.message}` }))
+    )
+    const json = yield* Effect.try({
+      try: (): unknown => JSON.parse(text),
+      catch: (error) =>
+        new ConfigFileError({ file, message: `the configuration is not valid JSON: ${(error as Error).message}` })
+    })
+    return yield* decodeAppConfig(json).pipe(
+      Effect.mapError((error) =>
+        new ConfigFileError({
+          file,
+          message: `invalid configuration:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        })
+      )
+    )
+  })
+
+/**
+ * The configuration at `MYCLAW_CONFIG` (default `<workspace>/myclaw.json`). Without a file, the defaults
+ * are in force (no LLM provider) and an example configuration is written next to where the file goes.
+ */
+export const MyclawConfigLive = Layer.effect(
+  MyclawConfig,
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const workspace = yield* Workspace
+    const configured = yield* Config.option(Config.string("MYCLAW_CONFIG"))
+    const file = NodePath.resolve(configured._tag === "Some" ? configured.value : NodePath.join(workspace.root, "myclaw.json"))
+    const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))
+    if (exists) {
+      const config = yield* loadConfigFile(file)
+      return MyclawConfig.of({ config, file, loaded: true })
+    }
+    if (configured._tag === "Some") {
+      return yield* new ConfigFileError({ file, message: "MYCLAW_CONFIG names a file that does not exist" })
+    }
+    const example = NodePath.join(workspace.root, "myclaw.example.json")
+    if (!(yield* fs.exists(example).pipe(Effect.orElseSucceed(() => false)))) {
+      yield* fs.writeFileString(example, JSON.stringify(exampleConfig, null, 2) + "\n").pipe(Effect.ignoreLogged)
+      yield* fs.writeFileString(NodePath.join(workspace.root, "example-script.json"), JSON.stringify(exampleScript, null, 2) + "\n")
+        .pipe(Effect.ignoreLogged)
+    }
+    yield* Effect.logWarning(
+      `no configuration file at ${file}: no LLM provider is configured. ` +
+        `Copy ${example} to ${file} and edit its "tiers" to configure one.`
+    )
+    return MyclawConfig.of({ config: AppConfig.make({}), file, loaded: false })
+  })
+)
+
+/** A fixed configuration, for tests and embedding. */
+export const MyclawConfigFixed = (config: AppConfig, file = "<inline>") =>
+  Layer.succeed(MyclawConfig, MyclawConfig.of({ config, file, loaded: true }))

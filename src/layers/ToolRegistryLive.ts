@@ -1,0 +1,103 @@
+import { Cause, Duration, Effect, Either, Layer } from "effect"
+import { ToolExecutionError } from "../domain/Errors.js"
+import type { LlmToolSpec } from "../domain/LlmTypes.js"
+import type { PreparedCall, Tool } from "../domain/Tool.js"
+import type { ToolCall, ToolResult } from "../domain/ToolCall.js"
+import { describeParseError, describeSchema, nearest, parametersJsonSchema } from "../domain/ToolValidation.js"
+import { MyclawConfig } from "../services/MyclawConfig.js"
+import { ToolRegistry, type Validated } from "../services/ToolRegistry.js"
+import { makeFsTools } from "./tools/FsTools.js"
+import { nowTool } from "./tools/NowTool.js"
+
+const RETRY_HINT = "Retry with the correct fields, or choose another tool."
+
+/** A registry over the given tools; the tool timeout comes from the configuration. */
+export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
+  Effect.gen(function*() {
+    const { config } = yield* MyclawConfig
+    const toolMs = config.timeouts.toolMs
+    const byName = new Map(tools.map((tool) => [tool.name, tool]))
+    if (byName.size !== tools.length) return yield* Effect.dieMessage("two tools share a name")
+    const catalog: ReadonlyArray<LlmToolSpec> = tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      parameters: parametersJsonSchema(tool.parameters)
+    }))
+    const expected = new Map(catalog.map((spec) => [spec.name, describeSchema(spec.parameters)]))
+    const names = tools.map((tool) => tool.name)
+
+    const unknownTool = (call: ToolCall): Validated => {
+      const near = nearest(call.name, names)
+      return {
+        _tag: "Invalid",
+        call,
+        validation: "unknown_tool",
+        message: [
+          "The tool call is not valid.",
+          `- Requested tool: ${JSON.stringify(call.name)} (not in the catalog)`,
+          ...(near === undefined ? [] : [`- Nearest tool name: ${JSON.stringify(near)}`]),
+          `- Available tools: ${names.map((name) => JSON.stringify(name)).join(", ")}`,
+          "Retry with a tool from the catalog."
+        ].join("\n")
+      }
+    }
+
+    const schemaError = (call: ToolCall, problems: ReadonlyArray<string>): Validated => ({
+      _tag: "Invalid",
+      call,
+      validation: "schema_error",
+      message: [
+        "The tool call is not valid.",
+        `- Requested tool: ${JSON.stringify(call.name)} (exists in the catalog)`,
+        ...problems,
+        `- Expected schema: ${expected.get(call.name)}`,
+        RETRY_HINT
+      ].join("\n")
+    })
+
+    const validate = (call: ToolCall): Validated => {
+      const tool = byName.get(call.name)
+      if (tool === undefined) return unknownTool(call)
+      if (call.raw_arguments !== undefined) {
+        const excerpt = call.raw_arguments.length > 80 ? `${call.raw_arguments.slice(0, 77)}...` : call.raw_arguments
+        return schemaError(call, [`- Arguments: not valid JSON: ${JSON.stringify(excerpt)}`])
+      }
+      const prepared = tool.prepare(call.args)
+      return Either.isRight(prepared)
+        ? { _tag: "Valid", call, tool, prepared: prepared.right }
+        : schemaError(call, describeParseError(prepared.left, call.args))
+    }
+
+    const execute = (prepared: PreparedCall, tool: Tool): Effect.Effect<ToolResult> =>
+      prepared.execute.pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(toolMs),
+          onTimeout: () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
+        }),
+        Effect.map((output): ToolResult =>
+          output.source === undefined
+            ? { status: output.status, content: output.content }
+            : { status: output.status, content: output.content, source: output.source }
+        ),
+        Effect.catchAll((error) => Effect.succeed<ToolResult>({ status: "failed", content: error.message })),
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.as(
+              Effect.logError(`tool ${tool.name} crashed`, cause),
+              { status: "failed", content: `the tool ${tool.name} crashed: ${Cause.squash(cause)}` } satisfies ToolResult
+            )
+        )
+      )
+
+    return ToolRegistry.of({ tools, catalog, validate, execute })
+  })
+
+/** A registry of the given tools: how an embedding program (or the benchmark) adds its own. */
+export const ToolRegistryFrom = (tools: ReadonlyArray<Tool>) => Layer.effect(ToolRegistry, makeToolRegistry(tools))
+
+/** The built-in tools: fs_read, fs_list, fs_write (confined to the workspace) and now. */
+export const ToolRegistryLive = Layer.effect(
+  ToolRegistry,
+  Effect.flatMap(makeFsTools, (fsTools) => makeToolRegistry([...fsTools, nowTool]))
+)

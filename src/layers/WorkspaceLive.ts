@@ -1,0 +1,81 @@
+import { FileSystem } from "@effect/platform"
+import { Config, Effect, Either, Layer } from "effect"
+import * as NodePath from "node:path"
+import { PathEscapeError, WorkspaceError } from "../domain/Errors.js"
+import { Workspace } from "../services/Workspace.js"
+import { defaultWorkspaceFiles } from "./WorkspaceDefaults.js"
+
+const escape = (path: string, root: string) =>
+  new PathEscapeError({ path, message: `path "${path}" resolves outside the workspace ${root}` })
+
+/** Builds the Workspace service for a folder, creating it with the default files when it is new. */
+export const makeWorkspace = (home: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const fail = (path: string) => (cause: unknown) =>
+      new WorkspaceError({ path, message: `cannot prepare the workspace: ${String(cause)}` })
+    yield* fs.makeDirectory(NodePath.join(home, ".audit"), { recursive: true }).pipe(Effect.mapError(fail(home)))
+    const root = yield* fs.realPath(home).pipe(Effect.mapError(fail(home)))
+    for (const [name, content] of defaultWorkspaceFiles) {
+      const file = NodePath.join(root, name)
+      if (!(yield* fs.exists(file).pipe(Effect.mapError(fail(file))))) {
+        yield* fs.writeFileString(file, content).pipe(Effect.mapError(fail(file)))
+        yield* Effect.logInfo(`created ${file}`)
+      }
+    }
+
+    const lexical = (path: string): string | undefined => {
+      const absolute = NodePath.resolve(root, path)
+      const rel = NodePath.relative(root, absolute)
+      return rel === "" ? "." : rel.startsWith("..") || NodePath.isAbsolute(rel) ? undefined : rel
+    }
+    const inside = (real: string) => real === root || real.startsWith(root + NodePath.sep)
+
+    const relative = (path: string) => {
+      const rel = lexical(path)
+      return rel === undefined ? Either.left(escape(path, root)) : Either.right(rel)
+    }
+
+    const resolve = (path: string) =>
+      Effect.gen(function*() {
+        const rel = yield* relative(path)
+        let probe = NodePath.join(root, rel)
+        const missing: Array<string> = []
+        for (;;) {
+          const real = yield* Effect.option(fs.realPath(probe))
+          if (real._tag === "Some") {
+            if (!inside(real.value)) {
+              return yield* new PathEscapeError({
+                path,
+                message: `path "${path}" leads outside the workspace through a symbolic link (${real.value})`
+              })
+            }
+            return NodePath.join(real.value, ...missing.reverse())
+          }
+          missing.push(NodePath.basename(probe))
+          probe = NodePath.dirname(probe)
+        }
+      })
+
+    const readOptional = (relativePath: string) => {
+      const file = NodePath.join(root, relativePath)
+      return fs.readFileString(file).pipe(
+        Effect.map((text): string | undefined => text),
+        Effect.catchIf(
+          (error) => error._tag === "SystemError" && error.reason === "NotFound",
+          () => Effect.succeed(undefined)
+        ),
+        Effect.mapError((error) => new WorkspaceError({ path: file, message: error.message }))
+      )
+    }
+
+    return Workspace.of({ root, relative, resolve, readOptional })
+  })
+
+export const WorkspaceHome = Config.string("MYCLAW_HOME").pipe(Config.withDefault("./workspace"))
+
+/** The workspace at `MYCLAW_HOME` (default `./workspace`). */
+export const WorkspaceLive = Layer.effect(
+  Workspace,
+  Effect.flatMap(WorkspaceHome, (home) => makeWorkspace(NodePath.resolve(home)))
+)

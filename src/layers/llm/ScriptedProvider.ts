@@ -1,0 +1,99 @@
+import { FileSystem } from "@effect/platform"
+import { Duration, Effect, ParseResult, Schema } from "effect"
+import * as NodePath from "node:path"
+import { ConfigFileError, LlmError, LlmFailure } from "../../domain/Errors.js"
+import { FinishReason } from "../../domain/ExecutionTrace.js"
+import type { ToolCall } from "../../domain/ToolCall.js"
+import type { Provider } from "./Provider.js"
+
+const Count = Schema.Int.pipe(Schema.nonNegative())
+
+/** One canned response; `args` may be a JSON string, as on the wire (invalid JSON stays invalid). */
+export const ScriptEntry = Schema.Struct({
+  text: Schema.optional(Schema.String),
+  toolCalls: Schema.optional(Schema.Array(Schema.Struct({
+    id: Schema.optional(Schema.String),
+    name: Schema.String,
+    args: Schema.Union(Schema.String, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  }))),
+  usage: Schema.optional(Schema.Struct({ input: Count, output: Count, cached: Schema.optional(Count) })),
+  finishReason: Schema.optional(FinishReason),
+  /** Fail this call instead of answering, e.g. `{ "reason": "Server" }` to exercise retries. */
+  error: Schema.optional(Schema.Struct({ reason: LlmFailure, message: Schema.optional(Schema.String) })),
+  /** Answer only after this long (Effect clock: tests move it with TestClock). */
+  delayMs: Schema.optional(Count)
+})
+export type ScriptEntry = typeof ScriptEntry.Type
+export const Script = Schema.Array(ScriptEntry)
+
+export const toolCallFromWire = (id: string, name: string, args: unknown): ToolCall => {
+  if (typeof args !== "string") return { id, name, args }
+  try {
+    return { id, name, args: JSON.parse(args) }
+  } catch {
+    return { id, name, args: null, raw_arguments: args }
+  }
+}
+
+/** A provider that serves `entries` in order, one per call, and fails clearly once they run out. */
+export const makeScriptedProvider = (entries: ReadonlyArray<ScriptEntry>, model = "scripted", name = "scripted") =>
+  Effect.sync((): Provider => {
+    let next = 0
+    const generate: Provider["generate"] = () =>
+      Effect.suspend(() => {
+        const index = next++
+        const entry = entries[index]
+        if (entry === undefined) {
+          return Effect.fail(
+            new LlmError({
+              reason: "BadResponse",
+              provider: name,
+              message: `the script is exhausted: it has ${entries.length} responses and call ${index + 1} asked for another`
+            })
+          )
+        }
+        const answer = entry.error !== undefined
+          ? Effect.fail(
+            new LlmError({
+              reason: entry.error.reason,
+              provider: name,
+              message: entry.error.message ?? `scripted ${entry.error.reason} error (response ${index + 1})`
+            })
+          )
+          : Effect.succeed({
+            model,
+            text: entry.text ?? "",
+            toolCalls: (entry.toolCalls ?? []).map((call, i) =>
+              toolCallFromWire(call.id ?? `call_${index + 1}_${i + 1}`, call.name, call.args)
+            ),
+            usage: { input: entry.usage?.input ?? 0, output: entry.usage?.output ?? 0, cached: entry.usage?.cached ?? 0 },
+            finishReason: entry.finishReason ?? ((entry.toolCalls?.length ?? 0) > 0 ? "tool_call" : "stop")
+          })
+        return entry.delayMs === undefined ? answer : Effect.delay(answer, Duration.millis(entry.delayMs))
+      })
+    return { name, model, generate }
+  })
+
+/** Loads a script file (a JSON array of entries); errors name the file and the entry. */
+export const loadScript = (file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(
+      Effect.mapError((error) => new ConfigFileError({ file, message: `cannot read the script: ${error.message}` }))
+    )
+    const json = yield* Effect.try({
+      try: (): unknown => JSON.parse(text),
+      catch: (error) => new ConfigFileError({ file, message: `the script is not valid JSON: ${(error as Error).message}` })
+    })
+    return yield* Schema.decodeUnknown(Script, { errors: "all", onExcessProperty: "error" })(json).pipe(
+      Effect.mapError((error) =>
+        new ConfigFileError({ file, message: `invalid script:\n${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+      )
+    )
+  })
+
+export const scriptedProviderFromFile = (script: string, configFile: string, model: string) =>
+  Effect.flatMap(
+    loadScript(NodePath.resolve(NodePath.dirname(configFile), script)),
+    (entries) => makeScriptedProvider(entries, model, `scripted:${script}`)
+  )

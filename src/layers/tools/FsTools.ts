@@ -1,0 +1,116 @@
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Effect, Either, Schema } from "effect"
+import * as NodePath from "node:path"
+import { ToolExecutionError } from "../../domain/Errors.js"
+import { defineTool } from "../../domain/Tool.js"
+import { Workspace } from "../../services/Workspace.js"
+
+const DEFAULT_MAX_BYTES = 1024 * 1024
+const MAX_ENTRIES = 500
+
+const failure = (tool: string, path: string) => (error: PlatformError) =>
+  new ToolExecutionError({
+    tool,
+    message: error._tag === "SystemError" && error.reason === "NotFound"
+      ? `no such file or directory: ${path}`
+      : `${path}: ${error.message}`
+  })
+
+/** fs_read, fs_list and fs_write, confined to the workspace (no `..`, no symlink escape). */
+export const makeFsTools = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const workspace = yield* Workspace
+  const lexicalTarget = (path: string) =>
+    Either.getOrElse(workspace.relative(path), () => NodePath.resolve(workspace.root, path))
+
+  const fsRead = defineTool({
+    name: "fs_read",
+    description: "Read a text file of the workspace. Paths are relative to the workspace root.",
+    parameters: Schema.Struct({
+      path: Schema.String,
+      max_bytes: Schema.optional(Schema.Int.pipe(Schema.positive()))
+    }),
+    hasSideEffects: false,
+    external: true,
+    targetKind: "path",
+    target: ({ path }) => lexicalTarget(path),
+    summarize: ({ path }) => `read ${path}`,
+    execute: ({ max_bytes, path }) =>
+      Effect.gen(function*() {
+        const file = yield* workspace.resolve(path)
+        const rel = NodePath.relative(workspace.root, file) || "."
+        const info = yield* fs.stat(file).pipe(Effect.mapError(failure("fs_read", rel)))
+        if (info.type === "Directory") {
+          return yield* new ToolExecutionError({ tool: "fs_read", message: `${rel} is a directory: use fs_list` })
+        }
+        const size = Number(info.size)
+        const limit = Math.min(max_bytes ?? DEFAULT_MAX_BYTES, DEFAULT_MAX_BYTES)
+        const bytes = yield* Effect.scoped(
+          Effect.flatMap(fs.open(file), (handle) => handle.readAlloc(Math.min(size, limit)))
+        ).pipe(Effect.mapError(failure("fs_read", rel)))
+        const content = bytes._tag === "Some" ? Buffer.from(bytes.value).toString("utf8") : ""
+        const source = `file:${rel}`
+        if (size === 0) return { status: "empty", content: `${rel} is empty`, source } as const
+        if (size > limit) {
+          return { status: "partial", content: `${content}\n[first ${limit} of ${size} bytes of ${rel}]`, source } as const
+        }
+        return { status: "success", content, source } as const
+      })
+  })
+
+  const fsList = defineTool({
+    name: "fs_list",
+    description: "List a folder of the workspace (default: its root). Folders end with '/'.",
+    parameters: Schema.Struct({ path: Schema.optional(Schema.String) }),
+    hasSideEffects: false,
+    external: true,
+    targetKind: "path",
+    target: ({ path }) => lexicalTarget(path ?? "."),
+    summarize: ({ path }) => `list ${path ?? "."}`,
+    execute: ({ path = "." }) =>
+      Effect.gen(function*() {
+        const dir = yield* workspace.resolve(path)
+        const rel = NodePath.relative(workspace.root, dir) || "."
+        const names = yield* fs.readDirectory(dir).pipe(Effect.mapError(failure("fs_list", rel)))
+        const entries = yield* Effect.forEach(names.sort().slice(0, MAX_ENTRIES), (name) =>
+          fs.stat(NodePath.join(dir, name)).pipe(
+            Effect.map((info) => (info.type === "Directory" ? `${name}/` : `${name} (${info.size} bytes)`)),
+            Effect.orElseSucceed(() => name)
+          ))
+        const source = `dir:${rel}`
+        if (entries.length === 0) return { status: "empty", content: `${rel} is empty`, source } as const
+        const more = names.length > MAX_ENTRIES ? `\n[${names.length - MAX_ENTRIES} more entries not shown]` : ""
+        return { status: more ? "partial" : "success", content: entries.join("\n") + more, source } as const
+      })
+  })
+
+  const fsWrite = defineTool({
+    name: "fs_write",
+    description: "Write (or append to) a text file of the workspace, creating its folders. Needs the owner's approval.",
+    parameters: Schema.Struct({
+      path: Schema.String,
+      content: Schema.String,
+      append: Schema.optional(Schema.Boolean)
+    }),
+    hasSideEffects: true,
+    external: false,
+    targetKind: "path",
+    target: ({ path }) => lexicalTarget(path),
+    summarize: ({ append, content, path }) =>
+      `${append ? "append" : "write"} ${Buffer.byteLength(content)} bytes to ${path}`,
+    execute: ({ append, content, path }) =>
+      Effect.gen(function*() {
+        const file = yield* workspace.resolve(path)
+        const rel = NodePath.relative(workspace.root, file)
+        yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(Effect.mapError(failure("fs_write", rel)))
+        yield* fs.writeFileString(file, content, { flag: append ? "a" : "w" }).pipe(
+          Effect.mapError(failure("fs_write", rel))
+        )
+        const bytes = Buffer.byteLength(content)
+        return { status: "success", content: `${append ? "appended" : "wrote"} ${bytes} bytes to ${rel}` } as const
+      })
+  })
+
+  return [fsRead, fsList, fsWrite] as const
+})

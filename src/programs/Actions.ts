@@ -1,0 +1,148 @@
+import { Clock, Effect } from "effect"
+import type { ActionStep } from "../domain/ExecutionTrace.js"
+import type { ToolCall, ToolResult } from "../domain/ToolCall.js"
+import type { PolicyDecision } from "../services/Policy.js"
+import type { Validated } from "../services/ToolRegistry.js"
+import type { End, TurnDeps, TurnState } from "./TurnState.js"
+
+type Valid = Extract<Validated, { readonly _tag: "Valid" }>
+
+interface Runnable {
+  readonly valid: Valid
+  readonly decision: PolicyDecision
+  readonly approval: ActionStep["approval"]
+}
+
+const actionStep = (call: ToolCall, fields: Partial<ActionStep>): ActionStep => ({
+  kind: "action",
+  tool_call_id: call.id,
+  tool_name: call.name,
+  args: call.args,
+  validation: "ok",
+  validation_error: null,
+  policy_decision: null,
+  policy_reason: null,
+  approval: null,
+  exec_result: null,
+  error: null,
+  wall_ms: 0,
+  ...fields
+})
+
+/**
+ * The Action phase for the tool calls of one Thought, in the order the model gave them: validate, ask the
+ * policy, ask for approval, execute, observe. Consecutive read-only calls that need no approval run
+ * concurrently; anything else runs alone, after everything before it. Returns true when the turn ended.
+ */
+export const runActions = Effect.fnUntraced(
+  function*(deps: TurnDeps, state: TurnState, calls: ReadonlyArray<ToolCall>, end: End) {
+    let batch: Array<Runnable> = []
+    const flush = Effect.suspend(() => {
+      if (batch.length === 0) return Effect.void
+      const runnables = batch
+      batch = []
+      return Effect.flatMap(
+        Effect.forEach(runnables, (r) => execute(deps, r), { concurrency: runnables.length === 1 ? 1 : "unbounded" }),
+        (results) => Effect.sync(() => results.forEach((result, i) => observe(deps, state, runnables[i]!, result)))
+      )
+    })
+
+    for (const call of calls) {
+      const validated = deps.registry.validate(call)
+      if (validated._tag === "Invalid") {
+        yield* flush
+        state.steps.push(actionStep(call, {
+          validation: validated.validation,
+          validation_error: validated.message,
+          error: validated.message
+        }))
+        state.messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: validated.message, isError: true })
+        if (++state.invalidStreak >= 2) {
+          return end("tool_hallucination", "I stopped: the model made two invalid tool calls in a row.")
+        }
+        continue
+      }
+      state.invalidStreak = 0
+      const { prepared, tool } = validated
+      const decision = yield* deps.policy.evaluate({ tool, target: prepared.target, args: prepared.args })
+      if (decision.verdict === "deny") {
+        yield* flush
+        state.steps.push(actionStep(call, {
+          args: prepared.args,
+          policy_decision: "deny",
+          policy_reason: `${decision.rule}: ${decision.reason}`
+        }))
+        return end(
+          "policy_denied",
+          `I did not run ${tool.name} on ${prepared.target || "its target"}: denied by the policy rule "${decision.rule}" (${decision.reason}).`
+        )
+      }
+      if (decision.verdict === "allow" && !tool.hasSideEffects) {
+        batch.push({ valid: validated, decision, approval: null })
+        continue
+      }
+      yield* flush
+      let approval: ActionStep["approval"] = null
+      if (decision.verdict === "approve_required") {
+        const verdict = yield* deps.approvals.request({
+          tool: tool.name,
+          summary: prepared.summary,
+          target: prepared.target,
+          args: prepared.args,
+          reason: decision.reason,
+          sessionId: state.input.sessionId,
+          traceId: state.traceId,
+          channel: state.input.channel
+        })
+        approval = { granted: verdict.granted, via: verdict.via, reason: verdict.reason }
+        if (!verdict.granted) {
+          state.steps.push(actionStep(call, {
+            args: prepared.args,
+            policy_decision: "approve_required",
+            policy_reason: `${decision.rule}: ${decision.reason}`,
+            approval
+          }))
+          return end("user_aborted", `I did not run ${tool.name}: ${prepared.summary} was not approved (${verdict.reason}).`)
+        }
+      }
+      const runnable: Runnable = { valid: validated, decision, approval }
+      observe(deps, state, runnable, yield* execute(deps, runnable))
+    }
+    yield* flush
+    return false
+  }
+)
+
+interface Executed {
+  readonly result: ToolResult
+  readonly wallMs: number
+  readonly finishedAt: number
+}
+
+const execute = (deps: TurnDeps, runnable: Runnable): Effect.Effect<Executed> =>
+  Effect.flatMap(Clock.currentTimeMillis, (started) =>
+    Effect.flatMap(
+      deps.registry.execute(runnable.valid.prepared, runnable.valid.tool),
+      (result) => Effect.map(Clock.currentTimeMillis, (finished) => ({ result, wallMs: finished - started, finishedAt: finished }))
+    ))
+
+const observe = (deps: TurnDeps, state: TurnState, runnable: Runnable, executed: Executed): void => {
+  const { call, prepared, tool } = runnable.valid
+  const { result } = executed
+  state.steps.push(actionStep(call, {
+    args: prepared.args,
+    policy_decision: runnable.decision.verdict,
+    policy_reason: `${runnable.decision.rule}: ${runnable.decision.reason}`,
+    approval: runnable.approval,
+    exec_result: result,
+    error: result.status === "failed" ? result.content : null,
+    wall_ms: executed.wallMs
+  }))
+  state.messages.push({
+    role: "tool",
+    toolCallId: call.id,
+    name: tool.name,
+    content: deps.promptBuilder.renderToolResult(tool, result, executed.finishedAt),
+    isError: result.status === "failed"
+  })
+}

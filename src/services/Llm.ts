@@ -1,0 +1,17 @@
+import { Context } from "effect"
+import type { Effect } from "effect"
+import type { LlmError } from "../domain/Errors.js"
+import type { Tier } from "../domain/ExecutionTrace.js"
+import type { LlmRequest, LlmResponse } from "../domain/LlmTypes.js"
+
+export interface ProviderInfo {
+  readonly tier: Tier
+  readonly provider: string
+  readonly model: string
+}
+
+/** The port the loop talks to; the caller chooses the tier, the layer chooses the provider. */
+export class Llm extends Context.Tag("myclaw/Llm")<Llm, {
+  readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, LlmError>
+  readonly providers: ReadonlyArray<ProviderInfo>
+}>() {}

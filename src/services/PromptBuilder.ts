@@ -1,0 +1,24 @@
+import { Context } from "effect"
+import type { Effect } from "effect"
+import type { TraceStoreError, WorkspaceError } from "../domain/Errors.js"
+import type { Message, SystemBlock } from "../domain/LlmTypes.js"
+import type { Tool } from "../domain/Tool.js"
+import type { ToolResult } from "../domain/ToolCall.js"
+
+export interface Prompt {
+  readonly system: ReadonlyArray<SystemBlock>
+  readonly messages: ReadonlyArray<Message>
+}
+
+/** Assembles the prompt blocks in DESIGN section 3's order and renders tool results for the model. */
+export class PromptBuilder extends Context.Tag("myclaw/PromptBuilder")<PromptBuilder, {
+  readonly build: (input: {
+    readonly sessionId: string
+    readonly userMessage: string
+  }) => Effect.Effect<Prompt, WorkspaceError | TraceStoreError>
+  /**
+   * Truncated to 2 KB (head and tail) and, for external tools, wrapped in an unforgeable `<untrusted>`
+   * stamped with `retrievedAt` (epoch milliseconds).
+   */
+  readonly renderToolResult: (tool: Tool, result: ToolResult, retrievedAt: number) => string
+}>() {}

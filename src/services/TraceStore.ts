@@ -1,0 +1,17 @@
+import { Context } from "effect"
+import type { Effect } from "effect"
+import type { TraceStoreError } from "../domain/Errors.js"
+import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
+
+export interface PastTurn {
+  readonly userMessage: string
+  readonly finalResponse: string | null
+}
+
+/** Where closed traces are kept, whole and replayable. */
+export class TraceStore extends Context.Tag("myclaw/TraceStore")<TraceStore, {
+  /** Durable when it succeeds. */
+  readonly persist: (trace: ExecutionTrace) => Effect.Effect<void, TraceStoreError>
+  /** The last `limit` closed turns of a session, oldest first: what the prompt's history block needs. */
+  readonly recentTurns: (sessionId: string, limit: number) => Effect.Effect<ReadonlyArray<PastTurn>, TraceStoreError>
+}>() {}
