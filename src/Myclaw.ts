@@ -34,7 +34,7 @@ export { MyclawConfigFixed, MyclawConfigLive } from "./layers/MyclawConfigLive.j
 export { makePolicy, PolicyLive } from "./layers/PolicyLive.js"
 export { PromptBuilderLive } from "./layers/PromptBuilderLive.js"
 export { TestLayer, WorkspaceTemp } from "./layers/Test.js"
-export { makeToolRegistry, ToolRegistryFrom, ToolRegistryLive } from "./layers/ToolRegistryLive.js"
+export { builtinTools, makeToolRegistry, ToolRegistryFrom, ToolRegistryLive, ToolRegistryWith } from "./layers/ToolRegistryLive.js"
 export { makeTraceStoreFile, TraceStoreFile } from "./layers/TraceStoreFile.js"
 export { RecordedTraces, TraceStoreMemory } from "./layers/TraceStoreMemory.js"
 export { makeWorkspace, WorkspaceLive } from "./layers/WorkspaceLive.js"

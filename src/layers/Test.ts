@@ -1,8 +1,12 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
+import * as NodePath from "node:path"
 import { AppConfig } from "../domain/AppConfig.js"
 import type { ApprovalRequest, ApprovalVerdict } from "../services/Approvals.js"
+import type { Tool } from "../domain/Tool.js"
+import type { Llm } from "../services/Llm.js"
+import type { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
 import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
 import { ApprovalsScripted } from "./ApprovalsScripted.js"
@@ -12,8 +16,9 @@ import { LlmScripted } from "./LlmScripted.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
 import { PolicyLive } from "./PolicyLive.js"
 import { PromptBuilderLive } from "./PromptBuilderLive.js"
-import { ToolRegistryLive } from "./ToolRegistryLive.js"
-import { TraceStoreMemory } from "./TraceStoreMemory.js"
+import { ToolRegistryWith } from "./ToolRegistryLive.js"
+import { readTraces, TraceStoreFile } from "./TraceStoreFile.js"
+import { RecordedTraces, TraceStoreMemory } from "./TraceStoreMemory.js"
 import { makeWorkspace } from "./WorkspaceLive.js"
 
 /** A fresh workspace in a temporary folder, removed when the layer's scope closes. */
@@ -23,8 +28,26 @@ export const WorkspaceTemp = Layer.scoped(
     Effect.flatMap(fs.makeTempDirectoryScoped({ prefix: "myclaw-test-" }), makeWorkspace)).pipe(Effect.orDie)
 )
 
+/** The production file store, with RecordedTraces reading the files back. */
+const TraceStoreFileRecorded = Layer.merge(
+  TraceStoreFile,
+  Layer.effect(
+    RecordedTraces,
+    Effect.map(Workspace, (workspace) => ({
+      all: Effect.orDie(readTraces(NodePath.join(workspace.root, ".audit", "traces")))
+    }))
+  )
+)
+
 export interface TestOptions {
-  readonly script: ReadonlyArray<ScriptEntry>
+  /** The model's answers, in order; ignored when `llm` is given. */
+  readonly script?: ReadonlyArray<ScriptEntry>
+  /** Another model layer (e.g. `LlmFunction`, to see the requests). */
+  readonly llm?: Layer.Layer<Llm, never, MyclawConfig>
+  /** `file` keeps traces as production does, in the workspace, and reads them back from there. */
+  readonly traceStore?: "memory" | "file"
+  /** Tools added to the built-in ones. */
+  readonly tools?: ReadonlyArray<Tool>
   readonly config?: Partial<ConstructorParameters<typeof AppConfig>[0]>
   readonly approve?: (request: ApprovalRequest) => boolean | ApprovalVerdict
 }
@@ -36,13 +59,16 @@ export const TestLayer = (options: TestOptions) => {
     Layer.provideMerge(NodeContext.layer)
   )
   const services = Layer.mergeAll(
-    LlmScripted(options.script),
+    options.llm ?? LlmScripted(options.script ?? []),
     PolicyLive,
     ApprovalsScripted(options.approve ?? (() => false)),
     BudgetMemory
   ).pipe(
     Layer.provideMerge(PromptBuilderLive),
-    Layer.provideMerge(Layer.merge(ToolRegistryLive, TraceStoreMemory))
+    Layer.provideMerge(Layer.merge(
+      ToolRegistryWith(options.tools ?? []),
+      options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory
+    ))
   )
   return AgentRuntimeLive.pipe(Layer.provideMerge(services), Layer.provideMerge(base))
 }

@@ -97,7 +97,10 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
 export const ToolRegistryFrom = (tools: ReadonlyArray<Tool>) => Layer.effect(ToolRegistry, makeToolRegistry(tools))
 
 /** The built-in tools: fs_read, fs_list, fs_write (confined to the workspace) and now. */
-export const ToolRegistryLive = Layer.effect(
-  ToolRegistry,
-  Effect.flatMap(makeFsTools, (fsTools) => makeToolRegistry([...fsTools, nowTool]))
-)
+export const builtinTools = Effect.map(makeFsTools, (fsTools): ReadonlyArray<Tool> => [...fsTools, nowTool])
+
+/** The built-in tools plus `extra`. */
+export const ToolRegistryWith = (extra: ReadonlyArray<Tool>) =>
+  Layer.effect(ToolRegistry, Effect.flatMap(builtinTools, (builtins) => makeToolRegistry([...builtins, ...extra])))
+
+export const ToolRegistryLive = ToolRegistryWith([])

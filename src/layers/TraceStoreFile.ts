@@ -133,6 +133,33 @@ const parseTrace = (line: string): ExecutionTrace | undefined => {
   }
 }
 
+/** Every trace of the folder's monthly files, oldest first; a line that is not a trace is an error naming it. */
+export const readTraces = (dir: string) =>
+  Effect.gen(function*() {
+    const names = yield* Effect.tryPromise({
+      try: () => NodeFs.readdir(dir),
+      catch: (error) => new TraceStoreError({ path: dir, message: String(error) })
+    })
+    const traces: Array<ExecutionTrace> = []
+    for (const name of names.filter((n) => n.endsWith(".jsonl")).sort()) {
+      const file = NodePath.join(dir, name)
+      const text = yield* Effect.tryPromise({
+        try: () => NodeFs.readFile(file, "utf8"),
+        catch: (error) => new TraceStoreError({ path: file, message: String(error) })
+      })
+      const lines = text.split("\n")
+      for (let i = 0; i < lines.length; i++) {
+        if (lines[i] === "") continue
+        const trace = parseTrace(lines[i]!)
+        if (trace === undefined) {
+          return yield* new TraceStoreError({ path: `${file}:${i + 1}`, message: "this line is not a valid trace" })
+        }
+        traces.push(trace)
+      }
+    }
+    return traces
+  })
+
 export const TraceStoreFile = Layer.scoped(
   TraceStore,
   Effect.gen(function*() {

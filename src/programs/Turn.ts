@@ -1,4 +1,5 @@
-import { Cause, Clock, Effect, Exit } from "effect"
+import { Cause, Clock, Effect, Exit, Schema } from "effect"
+import { LlmError } from "../domain/Errors.js"
 import type { Outcome } from "../domain/ExecutionTrace.js"
 import { Approvals } from "../services/Approvals.js"
 import { Budget } from "../services/Budget.js"
@@ -13,6 +14,8 @@ import { runActions } from "./Actions.js"
 import { closeTrace, type TurnState } from "./TurnState.js"
 import { think } from "./Thought.js"
 import { budgetHitMessage, llmFailureMessage, stepsExhaustedMessage } from "./Messages.js"
+
+const encodeLlmError = Schema.encodeSync(LlmError)
 
 /**
  * One turn of the ReAct loop (DESIGN section 2): Thought -> validate -> policy -> approval -> execute ->
@@ -65,7 +68,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
       const tier = status.level === "soft" ? "local-fast" : "frontier"
       const thought = yield* think(deps, state, tier)
       if (thought._tag === "Failed") {
-        state.metadata.error = thought.error
+        state.metadata.error = encodeLlmError(thought.error)
         return end("timeout_steps", llmFailureMessage(thought.error))
       }
       const response = thought.response
