@@ -41,6 +41,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
     Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))
   )
 
+/** SIGINT/SIGTERM interrupt the main fiber: a clean stop (a turn in flight is persisted as user_aborted). */
 NodeRuntime.runMain(run(process.argv.slice(2)), {
   disablePrettyLogger: true,
   teardown: (exit, onExit) =>
@@ -48,7 +49,7 @@ NodeRuntime.runMain(run(process.argv.slice(2)), {
       Exit.isSuccess(exit)
         ? (typeof exit.value === "number" ? exit.value : 0)
         : Cause.isInterruptedOnly(exit.cause)
-        ? 130
+        ? 0
         : 1
     )
 })

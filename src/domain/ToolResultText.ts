@@ -30,12 +30,13 @@ export const truncateMiddle = (text: string, maxBytes: number = MAX_RESULT_BYTES
 }
 
 const openers = "<\uFF1C\uFE64\u2039\u2329\u3008\u27E8\u276C\u2770\u02C2\u1438\u00AB\u226A"
-const invisible = "\\s\\u00AD\\u180E\\u200B-\\u200F\\u2028-\\u202F\\u205F-\\u2064\\u2066-\\u206F\\uFEFF"
-const forgedTag = new RegExp(`[${openers}][${invisible}]*(\\/?)[${invisible}]*untrusted`, "giu")
+const slashes = "/\\uFF0F\\u2215\\u2044\\u29F8"
+const invisible = "\\s\\p{Default_Ignorable_Code_Point}"
+const forgedTag = new RegExp(`[${openers}][${invisible}]*([${slashes}]?)[${invisible}]*untrusted`, "giu")
 
-/** Folds look-alike brackets and escapes anything that could open or close an `<untrusted>` tag. */
+/** Folds look-alike brackets and slashes and escapes anything that could open or close an `<untrusted>` tag. */
 export const neutralise = (content: string): string =>
-  content.replace(forgedTag, (_match, slash: string) => `&lt;${slash}untrusted`)
+  content.replace(forgedTag, (_match, slash: string) => `&lt;${slash === "" ? "" : "/"}untrusted`)
 
 /**
  * Wraps external content so that the model treats it as data (DESIGN section 3). The id is random per

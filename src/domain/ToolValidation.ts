@@ -9,7 +9,11 @@ const inlineRefs = (node: unknown, defs: Readonly<Record<string, unknown>>): unk
   const { $ref, title: _title, ...rest } = node as Record<string, unknown>
   const base = typeof $ref === "string" ? inlineRefs(defs[$ref.replace("#/$defs/", "")], defs) as object : {}
   const out: Record<string, unknown> = { ...base }
-  for (const [key, value] of Object.entries(rest)) out[key] = inlineRefs(value, defs)
+  for (const [key, value] of Object.entries(rest)) {
+    out[key] = key === "properties" && value !== null && typeof value === "object"
+      ? Object.fromEntries(Object.entries(value).map(([name, property]) => [name, inlineRefs(property, defs)]))
+      : inlineRefs(value, defs)
+  }
   delete out.title
   return out
 }

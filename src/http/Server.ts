@@ -17,7 +17,11 @@ export const makeRouter = Effect.gen(function*() {
 
 export const HttpConfig = Config.all({
   host: Config.string("MYCLAW_HTTP_HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.port("MYCLAW_HTTP_PORT").pipe(Config.withDefault(8787))
+  /** 0 asks the system for a free port (the address is logged). */
+  port: Config.integer("MYCLAW_HTTP_PORT").pipe(
+    Config.validate({ message: "a port number from 0 to 65535", validation: (n) => n >= 0 && n <= 65535 }),
+    Config.withDefault(8787)
+  )
 })
 
 /** The HTTP server on MYCLAW_HTTP_HOST:MYCLAW_HTTP_PORT, closed with its scope. */

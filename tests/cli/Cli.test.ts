@@ -1,0 +1,145 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFile, spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { decodeTrace, type Outcome } from "../../src/domain/ExecutionTrace.js"
+
+const main = NodePath.resolve("dist/cli/main.js")
+
+interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the built `myclaw` command (npm test builds it first) in its own workspace. */
+const myclaw = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.async<Run>((resume) => {
+    if (!NodeFs.existsSync(main)) throw new Error(`${main} is missing: run npm run build (npm test does)`)
+    const child = execFile("node", [main, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+      resume(Effect.succeed({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr })))
+    child.stdin?.end()
+  })
+
+const workspaceWith = (script: unknown, config: Record<string, unknown> = {}) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const home = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "myclaw-cli-"))
+      NodeFs.writeFileSync(NodePath.join(home, "script.json"), JSON.stringify(script))
+      NodeFs.writeFileSync(
+        NodePath.join(home, "myclaw.json"),
+        JSON.stringify({ tiers: { frontier: [{ provider: "scripted", script: "script.json" }] }, ...config })
+      )
+      return home
+    }),
+    (home) => Effect.sync(() => NodeFs.rmSync(home, { recursive: true, force: true }))
+  )
+
+const scripts: ReadonlyArray<readonly [Outcome, unknown, Record<string, unknown>?]> = [
+  ["success", [{ toolCalls: [{ name: "fs_list", args: {} }] }, { text: "Four files." }]],
+  ["tool_hallucination", [{ toolCalls: [{ name: "rm_rf", args: {} }] }, { toolCalls: [{ name: "fs_read", args: {} }] }]],
+  ["policy_denied", [{ toolCalls: [{ name: "fs_write", args: { path: "SOUL.md", content: "x" } }] }]],
+  ["user_aborted", [{ toolCalls: [{ name: "fs_write", args: { path: "notes.md", content: "x" } }] }]],
+  ["timeout_steps", [{ toolCalls: [{ name: "now", args: {} }] }, { toolCalls: [{ name: "now", args: {} }] }], {
+    maxSteps: 2
+  }]
+]
+
+describe("myclaw chat", () => {
+  for (const [outcome, script, config] of scripts) {
+    it.scoped(`--json prints one decodable trace ending in ${outcome}, exit 0`, () =>
+      Effect.gen(function*() {
+        const home = yield* workspaceWith(script, config)
+        const run = yield* myclaw(["chat", "please", "--json", "--session", "s-cli"], { MYCLAW_HOME: home })
+        assert.strictEqual(run.code, 0, run.stderr)
+        const lines = run.stdout.trim().split("\n")
+        assert.strictEqual(lines.length, 1)
+        const trace = yield* decodeTrace(JSON.parse(lines[0]!))
+        assert.strictEqual(trace.outcome, outcome)
+        assert.strictEqual(trace.session_id, "s-cli")
+        const stored = NodeFs.readdirSync(NodePath.join(home, ".audit", "traces"))
+        assert.strictEqual(stored.length, 1)
+        const persisted = NodeFs.readFileSync(NodePath.join(home, ".audit", "traces", stored[0]!), "utf8")
+        assert.strictEqual(persisted, lines[0] + "\n")
+      }))
+  }
+
+  it.scoped("without --json prints the answer alone on stdout, the outcome on stderr", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([{ text: "Noted: blue." }])
+      const run = yield* myclaw(["chat", "my colour is blue", "--session", "s1"], { MYCLAW_HOME: home })
+      assert.strictEqual(run.stdout, "Noted: blue.\n")
+      assert.include(run.stderr, "success")
+      assert.include(run.stderr, "session s1")
+    }))
+
+  it.scoped("without configuration: the workspace is created and chat says how to configure a provider", () =>
+    Effect.gen(function*() {
+      const home = NodePath.join(yield* workspaceWith([]), "fresh")
+      const run = yield* myclaw(["chat", "hi"], { MYCLAW_HOME: home })
+      assert.strictEqual(run.code, 1)
+      assert.strictEqual(run.stdout, "")
+      assert.include(run.stderr, "no LLM provider is configured")
+      assert.include(run.stderr, "myclaw.example.json")
+      for (const file of ["SOUL.md", "IDENTITY.md", "USER.md", "MEMORY.md", "myclaw.example.json"]) {
+        assert.isTrue(NodeFs.existsSync(NodePath.join(home, file)), file)
+      }
+    }))
+
+  it.scoped("an invalid configuration stops with a message naming the field", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([], { maxSteps: "ten" })
+      const run = yield* myclaw(["chat", "hi"], { MYCLAW_HOME: home })
+      assert.strictEqual(run.code, 1)
+      assert.include(run.stderr, "maxSteps")
+      assert.include(run.stderr, "myclaw.json")
+    }))
+
+  it.scoped("a script that is not valid stops with a message naming the entry", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([{ text: 42 }])
+      const run = yield* myclaw(["chat", "hi"], { MYCLAW_HOME: home })
+      assert.strictEqual(run.code, 1)
+      assert.include(run.stderr, "script.json")
+      assert.include(run.stderr, "[0]")
+    }))
+
+  it.effect("bad arguments exit 2 with the usage", () =>
+    Effect.gen(function*() {
+      const run = yield* myclaw(["chat", "--jsn", "hi"])
+      assert.strictEqual(run.code, 2)
+      assert.include(run.stderr, "unknown option --jsn")
+      assert.include(run.stderr, "Usage:")
+    }))
+})
+
+describe("myclaw serve", () => {
+  it.scoped("answers /health and stops cleanly on SIGTERM", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([])
+      const child = spawn("node", [main, "serve"], {
+        env: { ...process.env, MYCLAW_HOME: home, MYCLAW_HTTP_PORT: "0" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      const address = yield* Effect.async<string>((resume) => {
+        let seen = ""
+        child.stdout.on("data", (chunk: Buffer) => {
+          seen += chunk.toString()
+          const match = /Listening on (http:\/\/[\d.]+:\d+)/.exec(seen)
+          if (match) resume(Effect.succeed(match[1]!))
+        })
+      })
+      const response = yield* Effect.promise(() => fetch(`${address}/health`))
+      assert.strictEqual(response.status, 200)
+      const health = yield* Effect.promise(() => response.json() as Promise<Record<string, unknown>>)
+      assert.strictEqual(health.status, "ok")
+      assert.deepInclude(health.llm as object, { configured: true })
+      const code = yield* Effect.async<number | null>((resume) => {
+        child.on("exit", (exitCode) => resume(Effect.succeed(exitCode)))
+        child.kill("SIGTERM")
+      })
+      assert.strictEqual(code, 0)
+    }))
+})
