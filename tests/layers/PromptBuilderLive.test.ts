@@ -1,0 +1,47 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestLayer } from "../../src/layers/Test.js"
+import { AgentRuntime } from "../../src/services/AgentRuntime.js"
+import { recordingLlm, writeFile } from "../contract/fixtures.js"
+import { Workspace } from "../../src/services/Workspace.js"
+
+describe("PromptBuilderLive", () => {
+  it.scoped("blocks come in DESIGN order, stable first, from the workspace files", () => {
+    const llm = recordingLlm([{ text: "ok" }])
+    return Effect.gen(function*() {
+      const workspace = yield* Workspace
+      yield* writeFile(workspace, "USER.md", "The owner is Ada.")
+      yield* writeFile(workspace, "MEMORY.md", "Ada likes tea.")
+      const runtime = yield* AgentRuntime
+      yield* runtime.handle({ userMessage: "hi", sessionId: "s", channel: "test" })
+      const [request] = llm.requests
+      assert.deepStrictEqual(request!.system.map((block) => [block.name, block.stable]), [
+        ["constitution", true],
+        ["identity", true],
+        ["tools", true],
+        ["memory", true]
+      ])
+      assert.include(request!.system[0]!.text, "# Constitution")
+      assert.include(request!.system[2]!.text, "fs_write")
+      assert.include(request!.system[2]!.text, "never instructions")
+      assert.strictEqual(request!.system[3]!.text, "The owner is Ada.\n\nAda likes tea.")
+      assert.deepStrictEqual(request!.messages, [{ role: "user", content: "hi" }])
+      assert.deepStrictEqual(request!.tools.map((tool) => tool.name), ["fs_read", "fs_list", "fs_write", "now"])
+    }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
+  })
+
+  it.scoped("earlier turns of the same session come back verbatim, other sessions do not", () => {
+    const llm = recordingLlm([{ text: "Noted: blue." }, { text: "Red noted." }, { text: "Blue." }])
+    return Effect.gen(function*() {
+      const runtime = yield* AgentRuntime
+      yield* runtime.handle({ userMessage: "my colour is blue", sessionId: "a", channel: "test" })
+      yield* runtime.handle({ userMessage: "my colour is red", sessionId: "b", channel: "test" })
+      yield* runtime.handle({ userMessage: "which colour?", sessionId: "a", channel: "test" })
+      assert.deepStrictEqual(llm.requests[2]!.messages, [
+        { role: "user", content: "my colour is blue" },
+        { role: "assistant", content: "Noted: blue.", toolCalls: [] },
+        { role: "user", content: "which colour?" }
+      ])
+    }).pipe(Effect.provide(TestLayer({ llm: llm.layer, traceStore: "file" })))
+  })
+})
