@@ -31,7 +31,9 @@ export const chat = (options: { readonly message: string; readonly session: stri
     }
     const runtime = yield* AgentRuntime
     const sessionId = options.session ?? `cli-${randomBytes(4).toString("hex")}`
-    const trace = yield* runtime.handle({ userMessage: options.message, sessionId, channel: `cli:${owner()}` })
+    const trace = yield* runtime.handle({ userMessage: options.message, sessionId, channel: `cli:${owner()}` }).pipe(
+      Effect.onInterrupt(() => Console.error("[stopped: the turn was interrupted; its trace is saved as user_aborted]"))
+    )
     if (options.json) {
       yield* Console.log(traceToJson(trace))
     } else {

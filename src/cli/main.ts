@@ -1,12 +1,31 @@
 #!/usr/bin/env node
 import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Config, Console, Effect, Exit, Layer, Logger, LogLevel } from "effect"
+import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
 import { HttpLive } from "../http/Server.js"
 import { MainLayer } from "../layers/Main.js"
 import { Command, parseArgs, usage } from "./Args.js"
 import { chat } from "./Chat.js"
 
-const logLevel = Config.logLevel("MYCLAW_LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+const levels: Record<string, LogLevel.LogLevel> = {
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  none: LogLevel.None
+}
+
+/** MYCLAW_LOG_LEVEL: trace, debug, info (default), warn, error or none, in any case. */
+const logLevel = Config.string("MYCLAW_LOG_LEVEL").pipe(
+  Config.mapOrFail((text) => {
+    const level = levels[text.toLowerCase()]
+    return level === undefined
+      ? Either.left(ConfigError.InvalidData([], `expected one of ${Object.keys(levels).join(", ")}, got ${text}`))
+      : Either.right(level)
+  }),
+  Config.withDefault(LogLevel.Info)
+)
 
 /** Logs of one-shot commands go to stderr, so that stdout carries only the answer or the JSON trace. */
 const stderrLogs = Layer.unwrapEffect(

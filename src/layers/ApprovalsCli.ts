@@ -17,6 +17,11 @@ const describe = (request: ApprovalRequest): string =>
 const ask = (question: string) =>
   Effect.async<string>((resume) => {
     const rl = Readline.createInterface({ input: process.stdin, output: process.stderr })
+    // readline swallows Ctrl-C while it asks: hand it back to the process, which stops the turn.
+    rl.on("SIGINT", () => {
+      rl.close()
+      process.kill(process.pid, "SIGINT")
+    })
     rl.question(question, (answer) => {
       rl.close()
       resume(Effect.succeed(answer))

@@ -27,7 +27,8 @@ export const makeWorkspace = (home: string) =>
     const lexical = (path: string): string | undefined => {
       const absolute = NodePath.resolve(root, path)
       const rel = NodePath.relative(root, absolute)
-      return rel === "" ? "." : rel.startsWith("..") || NodePath.isAbsolute(rel) ? undefined : rel
+      const escapes = rel === ".." || rel.startsWith(`..${NodePath.sep}`) || NodePath.isAbsolute(rel)
+      return rel === "" ? "." : escapes ? undefined : rel
     }
     const inside = (real: string) => real === root || real.startsWith(root + NodePath.sep)
 
@@ -41,6 +42,7 @@ export const makeWorkspace = (home: string) =>
         const rel = yield* relative(path)
         let probe = NodePath.join(root, rel)
         const missing: Array<string> = []
+        let links = 0
         for (;;) {
           const real = yield* Effect.option(fs.realPath(probe))
           if (real._tag === "Some") {
@@ -51,6 +53,15 @@ export const makeWorkspace = (home: string) =>
               })
             }
             return NodePath.join(real.value, ...missing.reverse())
+          }
+          // A dangling symlink: writing through it would create its target, so its target is what must stay inside.
+          const link = yield* Effect.option(fs.readLink(probe))
+          if (link._tag === "Some") {
+            if (++links > 40) {
+              return yield* new PathEscapeError({ path, message: `path "${path}" has too many levels of symbolic links` })
+            }
+            probe = NodePath.resolve(NodePath.dirname(probe), link.value)
+            continue
           }
           missing.push(NodePath.basename(probe))
           probe = NodePath.dirname(probe)
