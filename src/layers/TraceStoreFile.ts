@@ -59,10 +59,11 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
 
     const writer = Effect.gen(function*() {
       const first = yield* Queue.take(queue)
-      if (fsync === "always") return yield* writeBatch([first])
-      const rest = yield* Queue.takeAll(queue)
-      yield* writeBatch([first, ...rest])
+      const batch = fsync === "always" ? [first] : [first, ...(yield* Queue.takeAll(queue))]
+      yield* Effect.uninterruptible(writeBatch(batch))
     })
+    // On close, after the writer stops (finalizers run in reverse), whatever is still queued is written.
+    yield* Effect.addFinalizer(() => Effect.flatMap(Queue.takeAll(queue), (rest) => writeBatch([...rest])))
     yield* Effect.forkScoped(Effect.forever(writer))
 
     const sessions = yield* loadRecentSessions(dir)
