@@ -1,0 +1,163 @@
+import { FileSystem } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, layer } from "@effect/vitest"
+import { ConfigProvider, Effect, LogLevel, Logger } from "effect"
+import * as NodePath from "node:path"
+import { decodeAppConfig } from "../../src/domain/AppConfig.js"
+import { loadScript } from "../../src/layers/llm/ScriptedProvider.js"
+import { loadConfigFile, MyclawConfigLive } from "../../src/layers/MyclawConfigLive.js"
+import { makeWorkspace } from "../../src/layers/WorkspaceLive.js"
+import { MyclawConfig } from "../../src/services/MyclawConfig.js"
+import { Workspace } from "../../src/services/Workspace.js"
+
+const tempFile = (text: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const dir = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-config-" })
+    const file = NodePath.join(dir, "myclaw.json")
+    yield* fs.writeFileString(file, text)
+    return file
+  })
+
+const loadError = (text: string) => Effect.flatMap(tempFile(text), (file) => Effect.flip(loadConfigFile(file)))
+
+/** MyclawConfigLive over a fresh temp workspace, with `env` as the whole environment. */
+const live = (env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const workspace = yield* makeWorkspace(yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-ws-" }))
+    const loaded = yield* Effect.either(
+      Effect.provide(MyclawConfig, MyclawConfigLive).pipe(
+        Effect.provideService(Workspace, workspace),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+        Logger.withMinimumLogLevel(LogLevel.Error)
+      )
+    )
+    return { workspace, loaded }
+  }).pipe(Logger.withMinimumLogLevel(LogLevel.Error))
+
+layer(NodeContext.layer)("loadConfigFile", (it) => {
+  it.scoped("decodes {} to the defaults", () =>
+    Effect.gen(function*() {
+      const config = yield* loadConfigFile(yield* tempFile("{}"))
+      assert.strictEqual(config.maxSteps, 10)
+      assert.strictEqual(config.timeouts.llmMs, 60_000)
+      assert.strictEqual(config.timeouts.toolMs, 30_000)
+    }))
+
+  it.scoped("says when the file is not valid JSON, and names the file", () =>
+    Effect.gen(function*() {
+      const file = yield* tempFile("{ maxSteps: 3, }")
+      const error = yield* Effect.flip(loadConfigFile(file))
+      assert.strictEqual(error._tag, "ConfigFileError")
+      assert.strictEqual(error.file, file)
+      assert.include(error.message, "not valid JSON")
+    }))
+
+  it.scoped("names a field of the wrong type", () =>
+    Effect.gen(function*() {
+      const error = yield* loadError(`{"maxSteps": "ten"}`)
+      assert.include(error.message, "invalid configuration")
+      assert.include(error.message, "[\"maxSteps\"]")
+    }))
+
+  it.scoped("names an unknown provider", () =>
+    Effect.gen(function*() {
+      const error = yield* loadError(`{"tiers": {"frontier": [{"provider": "nope"}]}}`)
+      assert.include(error.message, "[\"frontier\"]")
+      assert.include(error.message, "[\"provider\"]")
+    }))
+
+  it.scoped("names an unknown top-level key", () =>
+    Effect.gen(function*() {
+      const error = yield* loadError(`{"maxSteps": 3, "modle": "x"}`)
+      assert.include(error.message, "[\"modle\"]")
+      assert.include(error.message, "is unexpected")
+    }))
+
+  it.scoped("fails with a ConfigFileError when the file cannot be read", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(loadConfigFile("/nonexistent/myclaw.json"))
+      assert.strictEqual(error._tag, "ConfigFileError")
+      assert.include(error.message, "cannot read the configuration")
+    }))
+})
+
+describe("MyclawConfigLive", () => {
+  layer(NodeContext.layer)("with a file", (it) => {
+    it.scoped("loads the file MYCLAW_CONFIG names", () =>
+      Effect.gen(function*() {
+        const file = yield* tempFile(`{"maxSteps": 4}`)
+        const { loaded } = yield* live({ MYCLAW_CONFIG: file })
+        assert.isTrue(loaded._tag === "Right")
+        if (loaded._tag === "Right") {
+          assert.strictEqual(loaded.right.config.maxSteps, 4)
+          assert.strictEqual(loaded.right.file, file)
+          assert.isTrue(loaded.right.loaded)
+        }
+      }))
+
+    it.scoped("fails when MYCLAW_CONFIG names a missing file", () =>
+      Effect.gen(function*() {
+        const { loaded, workspace } = yield* live({ MYCLAW_CONFIG: "/nonexistent/dir/myclaw.json" })
+        assert.isTrue(loaded._tag === "Left")
+        if (loaded._tag === "Left") {
+          if (loaded.left._tag !== "ConfigFileError") return assert.fail(String(loaded.left))
+          assert.strictEqual(loaded.left.file, "/nonexistent/dir/myclaw.json")
+          assert.include(loaded.left.message, "does not exist")
+        }
+        const fs = yield* FileSystem.FileSystem
+        assert.isFalse(yield* fs.exists(NodePath.join(workspace.root, "myclaw.example.json")))
+      }))
+
+    it.scoped("fails on an invalid file instead of falling back to the defaults", () =>
+      Effect.gen(function*() {
+        const { loaded } = yield* live({ MYCLAW_CONFIG: yield* tempFile(`{"maxSteps": "ten"}`) })
+        assert.isTrue(loaded._tag === "Left")
+      }))
+  })
+
+  layer(NodeContext.layer)("without a file", (it) => {
+    it.scoped("uses the defaults and writes a valid example configuration and script", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const { loaded, workspace } = yield* live({})
+        assert.isTrue(loaded._tag === "Right")
+        if (loaded._tag !== "Right") return
+        assert.isFalse(loaded.right.loaded)
+        assert.strictEqual(loaded.right.file, NodePath.join(workspace.root, "myclaw.json"))
+        assert.strictEqual(loaded.right.config.maxSteps, 10)
+        assert.strictEqual(loaded.right.config.timeouts.toolMs, 30_000)
+        assert.isFalse(yield* fs.exists(loaded.right.file))
+
+        const example = yield* loadConfigFile(NodePath.join(workspace.root, "myclaw.example.json"))
+        const provider = example.tiers.frontier[0]
+        assert.isDefined(provider)
+        const script = yield* loadScript(NodePath.resolve(workspace.root, provider!.script))
+        assert.isAbove(script.length, 0)
+      }))
+
+    it.scoped("the example configuration is itself a valid configuration", () =>
+      Effect.gen(function*() {
+        const { workspace } = yield* live({})
+        const fs = yield* FileSystem.FileSystem
+        const text = yield* fs.readFileString(NodePath.join(workspace.root, "myclaw.example.json"))
+        const config = yield* decodeAppConfig(JSON.parse(text))
+        assert.strictEqual(config.tiers.frontier[0]?.provider, "scripted")
+      }))
+
+    it.scoped("does not overwrite an example the owner edited", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const dir = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-ws-" })
+        yield* fs.writeFileString(NodePath.join(dir, "myclaw.example.json"), "edited")
+        const workspace = yield* makeWorkspace(dir)
+        yield* Effect.provide(MyclawConfig, MyclawConfigLive).pipe(
+          Effect.provideService(Workspace, workspace),
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map())),
+          Logger.withMinimumLogLevel(LogLevel.Error)
+        )
+        assert.strictEqual(yield* fs.readFileString(NodePath.join(dir, "myclaw.example.json")), "edited")
+      }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)))
+  })
+})

@@ -1,0 +1,144 @@
+import { NodeContext } from "@effect/platform-node"
+import { assert, layer } from "@effect/vitest"
+import { Effect, Either, Layer, Schema } from "effect"
+import { AppConfig, type PolicyRule } from "../../src/domain/AppConfig.js"
+import { defineTool, type Tool } from "../../src/domain/Tool.js"
+import { MyclawConfigFixed } from "../../src/layers/MyclawConfigLive.js"
+import { makePolicy, PolicyLive } from "../../src/layers/PolicyLive.js"
+import { WorkspaceTemp } from "../../src/layers/Test.js"
+import { makeFsTools } from "../../src/layers/tools/FsTools.js"
+import { Policy } from "../../src/services/Policy.js"
+
+const Env = Layer.provideMerge(WorkspaceTemp, NodeContext.layer)
+
+const fsTool = (name: "fs_read" | "fs_list" | "fs_write") =>
+  Effect.map(makeFsTools, (tools) => tools.find((tool) => tool.name === name)!)
+
+/** The verdict and deciding rule for a call, with the target the tool itself derives from its arguments. */
+const decide = (rules: ReadonlyArray<PolicyRule>, tool: Tool, args: unknown) =>
+  Effect.gen(function*() {
+    const prepared = Either.getOrThrow(tool.prepare(args))
+    const decision = yield* makePolicy(rules).evaluate({ tool, target: prepared.target, args: prepared.args })
+    return `${decision.verdict} ${decision.rule}`
+  })
+
+const write = (rules: ReadonlyArray<PolicyRule>, path: string) =>
+  Effect.flatMap(fsTool("fs_write"), (tool) => decide(rules, tool, { path, content: "x" }))
+
+const allowAllWrites: ReadonlyArray<PolicyRule> = [{ match: "fs_write:*", decision: "allow" }]
+
+layer(Env)("PolicyLive", (it) => {
+  it.effect("defaults: read-only tools are allowed, side effects need approval", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* decide([], yield* fsTool("fs_read"), { path: "a.md" }), "allow default:read-only")
+      assert.strictEqual(yield* decide([], yield* fsTool("fs_list"), {}), "allow default:read-only")
+      assert.strictEqual(yield* write([], "notes/a.md"), "approve_required default:side-effects")
+    }))
+
+  it.effect("the first matching rule wins", () =>
+    Effect.gen(function*() {
+      const rules: ReadonlyArray<PolicyRule> = [
+        { match: "fs_write:notes/*", decision: "allow" },
+        { match: "fs_write:*", decision: "deny" }
+      ]
+      assert.strictEqual(yield* write(rules, "notes/a.md"), "allow fs_write:notes/*")
+      assert.strictEqual(yield* write(rules, "todo.md"), "deny fs_write:*")
+      assert.strictEqual(yield* write([...rules].reverse(), "notes/a.md"), "deny fs_write:*")
+    }))
+
+  it.effect("* stays within one folder, ** goes deeper, ? is one character", () =>
+    Effect.gen(function*() {
+      const one: ReadonlyArray<PolicyRule> = [{ match: "fs_write:notes/*", decision: "allow" }]
+      assert.strictEqual(yield* write(one, "notes/a.md"), "allow fs_write:notes/*")
+      assert.strictEqual(yield* write(one, "notes/sub/a.md"), "approve_required default:side-effects")
+      assert.strictEqual(yield* write(one, "notes"), "approve_required default:side-effects")
+      const deep: ReadonlyArray<PolicyRule> = [{ match: "fs_write:notes/**", decision: "allow" }]
+      assert.strictEqual(yield* write(deep, "notes/sub/deeper/a.md"), "allow fs_write:notes/**")
+      assert.strictEqual(yield* write(deep, "notesX/a.md"), "approve_required default:side-effects")
+      const single: ReadonlyArray<PolicyRule> = [{ match: "fs_write:day-?.md", decision: "allow" }]
+      assert.strictEqual(yield* write(single, "day-1.md"), "allow fs_write:day-?.md")
+      assert.strictEqual(yield* write(single, "day-12.md"), "approve_required default:side-effects")
+      const dots: ReadonlyArray<PolicyRule> = [{ match: "fs_write:a.md", decision: "allow" }]
+      assert.strictEqual(yield* write(dots, "aXmd"), "approve_required default:side-effects")
+    }))
+
+  it.effect("the tool part of a rule is a glob, and a rule without ':' matches every target", () =>
+    Effect.gen(function*() {
+      const rules: ReadonlyArray<PolicyRule> = [{ match: "fs_*", decision: "deny" }]
+      assert.strictEqual(yield* decide(rules, yield* fsTool("fs_read"), { path: "a.md" }), "deny fs_*")
+      assert.strictEqual(yield* write(rules, "notes/deep/a.md"), "deny fs_*")
+      const other: ReadonlyArray<PolicyRule> = [{ match: "fs_read", decision: "deny" }]
+      assert.strictEqual(yield* write(other, "a.md"), "approve_required default:side-effects")
+    }))
+
+  it.effect("hard denials win over any rule: SOUL.md, .audit and outside the workspace", () =>
+    Effect.gen(function*() {
+      for (const rules of [allowAllWrites, [{ match: "*", decision: "allow" } as const]]) {
+        assert.strictEqual(yield* write(rules, "SOUL.md"), "deny builtin:constitution")
+        assert.strictEqual(yield* write(rules, ".audit/x"), "deny builtin:audit")
+        assert.strictEqual(yield* write(rules, ".audit/traces/2025-01.jsonl"), "deny builtin:audit")
+        assert.strictEqual(yield* write(rules, ".audit"), "deny builtin:audit")
+        assert.strictEqual(yield* write(rules, "/etc/cron.d/x"), "deny builtin:outside-workspace")
+        assert.strictEqual(yield* write(rules, "../x"), "deny builtin:outside-workspace")
+        assert.strictEqual(yield* write(rules, "notes/a.md"), `allow ${rules[0]!.match}`)
+      }
+    }))
+
+  it.effect("a ../ or ./ path cannot dodge a hard denial", () =>
+    Effect.gen(function*() {
+      const tool = yield* fsTool("fs_write")
+      const prepared = Either.getOrThrow(tool.prepare({ path: "notes/../SOUL.md", content: "x" }))
+      assert.strictEqual(prepared.target, "SOUL.md")
+      for (const path of ["notes/../SOUL.md", "./SOUL.md", "notes/../.audit/x", "notes/../../x"]) {
+        assert.match(yield* write(allowAllWrites, path), /^deny builtin:/, path)
+      }
+    }))
+
+  it.effect("hard denials concern writes only: reading SOUL.md is fine", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* decide([], yield* fsTool("fs_read"), { path: "SOUL.md" }), "allow default:read-only")
+    }))
+
+  it.effect("a rule carries its reason and forceTier", () =>
+    Effect.gen(function*() {
+      const tool = yield* fsTool("fs_read")
+      const rule: PolicyRule = {
+        match: "fs_read:private/**",
+        decision: "allow",
+        forceTier: "frontier",
+        reason: "keep it"
+      }
+      const policy = makePolicy([rule])
+      const decision = yield* policy.evaluate({ tool, target: "private/a.md", args: {} })
+      assert.deepStrictEqual(decision, { verdict: "allow", rule: rule.match, reason: "keep it", forceTier: "frontier" })
+    }))
+
+  it.effect("side-effecting tools without a path target are not hard-denied", () =>
+    Effect.gen(function*() {
+      const shell = defineTool({
+        name: "shell",
+        description: "run a command",
+        parameters: Schema.Struct({ cmd: Schema.String }),
+        hasSideEffects: true,
+        external: false,
+        targetKind: "command",
+        target: ({ cmd }) => cmd,
+        execute: () => Effect.succeed({ status: "success", content: "" } as const)
+      })
+      const rules: ReadonlyArray<PolicyRule> = [{ match: "shell:*", decision: "allow" }]
+      assert.strictEqual(yield* decide(rules, shell, { cmd: "/bin/ls" }), "allow shell:*")
+    }))
+
+  it.effect("PolicyLive reads its rules from the configuration", () =>
+    Effect.gen(function*() {
+      const tool = yield* fsTool("fs_write")
+      const policy = yield* Effect.provide(
+        Policy,
+        PolicyLive.pipe(Layer.provide(MyclawConfigFixed(AppConfig.make({
+          policy: { rules: [{ match: "fs_write:notes/*", decision: "deny" }] }
+        }))))
+      )
+      const decision = yield* policy.evaluate({ tool, target: "notes/a.md", args: {} })
+      assert.strictEqual(decision.verdict, "deny")
+    }))
+})

@@ -1,0 +1,166 @@
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, Exit, Fiber, Layer, LogLevel, Logger, Option, Schema, TestClock } from "effect"
+import { AppConfig } from "../../src/domain/AppConfig.js"
+import { defineTool } from "../../src/domain/Tool.js"
+import { MyclawConfigFixed } from "../../src/layers/MyclawConfigLive.js"
+import { WorkspaceTemp } from "../../src/layers/Test.js"
+import { ToolRegistryFrom, ToolRegistryLive } from "../../src/layers/ToolRegistryLive.js"
+import { ToolRegistry } from "../../src/services/ToolRegistry.js"
+
+const config = AppConfig.make({ timeouts: { llmMs: 60_000, toolMs: 1_000 } })
+
+const Live = ToolRegistryLive.pipe(
+  Layer.provide(Layer.merge(MyclawConfigFixed(config), WorkspaceTemp)),
+  Layer.provide(NodeContext.layer)
+)
+
+const slow = defineTool({
+  name: "slow",
+  description: "answers after a minute",
+  parameters: Schema.Struct({}),
+  hasSideEffects: false,
+  external: false,
+  execute: () => Effect.as(Effect.sleep("1 minute"), { status: "success", content: "late" } as const)
+})
+const crashy = defineTool({
+  name: "crashy",
+  description: "throws",
+  parameters: Schema.Struct({ how: Schema.Literal("throw", "die", "throw-early") }),
+  hasSideEffects: false,
+  external: false,
+  execute: ({ how }) => {
+    if (how === "throw-early") throw new Error("thrown before any Effect")
+    return how === "die" ? Effect.dieMessage("invariant broken") : Effect.sync(() => {
+      throw new Error("boom")
+    })
+  }
+})
+const Custom = ToolRegistryFrom([slow, crashy]).pipe(Layer.provide(MyclawConfigFixed(config)))
+
+const prepared = (name: string, args: unknown) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    const validated = registry.validate({ id: "c1", name, args })
+    if (validated._tag === "Invalid") return assert.fail(validated.message)
+    return { registry, validated }
+  })
+
+layer(Live)("ToolRegistryLive: catalog and validate", (it) => {
+  it.effect("shows the built-in tools with self-contained object schemas", () =>
+    Effect.gen(function*() {
+      const { catalog } = yield* ToolRegistry
+      assert.deepStrictEqual(catalog.map((spec) => spec.name), ["fs_read", "fs_list", "fs_write", "now"])
+      for (const spec of catalog) {
+        assert.strictEqual(spec.parameters.type, "object", spec.name)
+        assert.notMatch(JSON.stringify(spec.parameters), /\$ref|\$defs|\$schema/)
+        assert.isAbove(spec.description.length, 0)
+      }
+    }))
+
+  it.effect("accepts a valid call and gives the policy a normalised target", () =>
+    Effect.gen(function*() {
+      const { validated } = yield* prepared("fs_write", { path: "notes/../todo.md", content: "x" })
+      assert.strictEqual(validated._tag, "Valid")
+      if (validated._tag === "Valid") {
+        assert.strictEqual(validated.prepared.target, "todo.md")
+        assert.strictEqual(validated.prepared.summary, "write 1 bytes to notes/../todo.md")
+      }
+    }))
+
+  it.effect("an unknown tool: the message lists the catalog and the nearest name", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      const call = { id: "c1", name: "fs_reed", args: { path: "a" } }
+      const validated = registry.validate(call)
+      assert.strictEqual(validated._tag, "Invalid")
+      if (validated._tag !== "Invalid") return
+      assert.strictEqual(validated.validation, "unknown_tool")
+      assert.strictEqual(validated.call, call)
+      assert.include(validated.message, "\"fs_reed\" (not in the catalog)")
+      assert.include(validated.message, "Nearest tool name: \"fs_read\"")
+      assert.include(validated.message, "Available tools: \"fs_read\", \"fs_list\", \"fs_write\", \"now\"")
+    }))
+
+  it.effect("a schema error names the missing field and shows the expected schema", () =>
+    Effect.gen(function*() {
+      const validated = (yield* ToolRegistry).validate({ id: "c1", name: "fs_read", args: { max_bytes: 10 } })
+      assert.strictEqual(validated._tag, "Invalid")
+      if (validated._tag !== "Invalid") return
+      assert.strictEqual(validated.validation, "schema_error")
+      assert.include(validated.message, "- Argument \"path\": missing (required)")
+      assert.include(validated.message, "- Expected schema: { \"path\": string, \"max_bytes\"?: integer }")
+    }))
+
+  it.effect("a schema error for an unexpected field and for a wrong type", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      const extra = registry.validate({ id: "c1", name: "fs_write", args: { path: "a", content: "b", mode: "w" } })
+      assert.include(extra._tag === "Invalid" ? extra.message : "", "- Argument \"mode\": not in the schema")
+      const typed = registry.validate({ id: "c2", name: "fs_write", args: { path: "a", content: 3 } })
+      assert.include(typed._tag === "Invalid" ? typed.message : "", "- Argument \"content\": Expected string")
+    }))
+
+  it.effect("arguments that are not valid JSON are a schema error saying so", () =>
+    Effect.gen(function*() {
+      const validated = (yield* ToolRegistry).validate({
+        id: "c1",
+        name: "fs_read",
+        args: null,
+        raw_arguments: "{\"path\": \"a.md\""
+      })
+      assert.strictEqual(validated._tag, "Invalid")
+      if (validated._tag !== "Invalid") return
+      assert.strictEqual(validated.validation, "schema_error")
+      assert.include(validated.message, "not valid JSON")
+      assert.include(validated.message, "\"path\\\": \\\"a.md\\\"")
+      assert.include(validated.message, "Expected schema: { \"path\": string")
+    }))
+})
+
+describe("ToolRegistry.execute", () => {
+  it.effect("a tool that outlives timeouts.toolMs becomes a failed result naming the timeout", () =>
+    Effect.gen(function*() {
+      const { registry, validated } = yield* prepared("slow", {})
+      if (validated._tag !== "Valid") return
+      const fiber = yield* Effect.fork(registry.execute(validated.prepared, validated.tool))
+      yield* TestClock.adjust("999 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still running before the timeout")
+      yield* TestClock.adjust("1 millis")
+      const result = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(result, { status: "failed", content: "timed out after 1000 ms" })
+    }).pipe(Effect.provide(Custom)))
+
+  it.effect("a tool that throws or dies becomes a failed result", () =>
+    Effect.gen(function*() {
+      for (const how of ["throw", "die", "throw-early"] as const) {
+        const { registry, validated } = yield* prepared("crashy", { how })
+        if (validated._tag !== "Valid") return
+        const result = yield* registry.execute(validated.prepared, validated.tool)
+        assert.strictEqual(result.status, "failed", how)
+        assert.include(result.content, "the tool crashy crashed")
+        assert.include(
+          result.content,
+          how === "throw" ? "boom" : how === "die" ? "invariant broken" : "thrown before any Effect"
+        )
+      }
+    }).pipe(Effect.provide(Custom), Logger.withMinimumLogLevel(LogLevel.None)))
+
+  it.effect("interrupting a running tool interrupts, it is not turned into a result", () =>
+    Effect.gen(function*() {
+      const { registry, validated } = yield* prepared("slow", {})
+      if (validated._tag !== "Valid") return
+      const fiber = yield* Effect.fork(registry.execute(validated.prepared, validated.tool))
+      yield* TestClock.adjust("10 millis")
+      const exit = yield* Fiber.interrupt(fiber)
+      assert.isTrue(Exit.isInterrupted(exit))
+    }).pipe(Effect.provide(Custom)))
+
+  it.effect("refuses two tools with the same name", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(
+        Effect.provide(ToolRegistry, ToolRegistryFrom([slow, slow]).pipe(Layer.provide(MyclawConfigFixed(config))))
+      )
+      assert.isTrue(Exit.isFailure(exit))
+    }))
+})
