@@ -1,5 +1,5 @@
-import { Either, Schema } from "effect"
-import type { Effect, ParseResult } from "effect"
+import { Effect, Either, Schema } from "effect"
+import type { ParseResult } from "effect"
 import type { PathEscapeError, ToolExecutionError } from "./Errors.js"
 import type { ToolResultStatus } from "./ToolCall.js"
 
@@ -64,7 +64,7 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
         args,
         target: target(args),
         summary: summarize(args),
-        execute: spec.execute(args)
+        execute: Effect.suspend(() => spec.execute(args))
       }))
   }
 }

@@ -57,8 +57,14 @@ const describeValue = (value: unknown): string => {
 }
 
 /** One line per problem, naming the argument: missing, unexpected, or of the wrong type. */
-export const describeParseError = (error: ParseResult.ParseError, input: unknown): ReadonlyArray<string> =>
-  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
+export const describeParseError = (error: ParseResult.ParseError, input: unknown): ReadonlyArray<string> => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const key = (issue: (typeof issues)[number]) => issue.path.map(String).join(".")
+  // An optional field of the wrong type fails both members of `T | undefined`: the "undefined" half is noise.
+  const relevant = issues.filter((issue) =>
+    !(issue.message.startsWith("Expected undefined") && issues.some((other) => other !== issue && key(other) === key(issue)))
+  )
+  return relevant.map((issue) => {
     const name = issue.path.map(String).join(".")
     if (name === "") {
       return `- Arguments: expected an object, got ${describeValue(input)}`
@@ -72,6 +78,7 @@ export const describeParseError = (error: ParseResult.ParseError, input: unknown
         return `- Argument "${name}": ${issue.message}`
     }
   })
+}
 
 export const levenshtein = (a: string, b: string): number => {
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i)

@@ -49,7 +49,9 @@ export const makeFsTools = Effect.gen(function*() {
         const bytes = yield* Effect.scoped(
           Effect.flatMap(fs.open(file), (handle) => handle.readAlloc(Math.min(size, limit)))
         ).pipe(Effect.mapError(failure("fs_read", rel)))
-        const content = bytes._tag === "Some" ? Buffer.from(bytes.value).toString("utf8") : ""
+        // A cut inside a multi-byte character would show as U+FFFD: drop that partial character.
+        const decoded = bytes._tag === "Some" ? Buffer.from(bytes.value).toString("utf8") : ""
+        const content = size > limit ? decoded.replace(/\uFFFD+$/, "") : decoded
         const source = `file:${rel}`
         if (size === 0) return { status: "empty", content: `${rel} is empty`, source } as const
         if (size > limit) {
@@ -103,6 +105,14 @@ export const makeFsTools = Effect.gen(function*() {
       Effect.gen(function*() {
         const file = yield* workspace.resolve(path)
         const rel = NodePath.relative(workspace.root, file)
+        // The policy judged the path as written; a symbolic link would make the write land elsewhere.
+        const named = lexicalTarget(path)
+        if (rel !== named) {
+          return yield* new ToolExecutionError({
+            tool: "fs_write",
+            message: `${named} leads through a symbolic link to ${rel}: writes through links are refused; name the file itself`
+          })
+        }
         yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(Effect.mapError(failure("fs_write", rel)))
         yield* fs.writeFileString(file, content, { flag: append ? "a" : "w" }).pipe(
           Effect.mapError(failure("fs_write", rel))
