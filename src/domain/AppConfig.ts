@@ -14,7 +14,38 @@ export const ScriptedProviderConfig = Schema.Struct({
 })
 export type ScriptedProviderConfig = typeof ScriptedProviderConfig.Type
 
-export const ProviderConfig = Schema.Union(ScriptedProviderConfig)
+const HttpUrl = Schema.String.pipe(
+  Schema.filter((url) => /^https?:\/\/[^\s/]+/.test(url) || "expected an http:// or https:// URL"),
+  Schema.transform(Schema.String, { decode: (url) => url.replace(/\/+$/, ""), encode: (url) => url })
+)
+const EnvName = Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+  message: () => "expected the name of an environment variable (the key itself never goes in this file)"
+}))
+
+/** Chat Completions (OpenAI, or any compatible server: llama.cpp, Ollama, vLLM, OpenRouter) via `baseUrl`. */
+export const OpenAiProviderConfig = Schema.Struct({
+  provider: Schema.Literal("openai"),
+  model: Schema.String.pipe(Schema.minLength(1)),
+  baseUrl: withDefault(HttpUrl, () => "https://api.openai.com/v1"),
+  /** Where the API key is; unset means no Authorization header (a local server). */
+  apiKeyEnv: withDefault(EnvName, () => "OPENAI_API_KEY"),
+  maxTokens: withDefault(PositiveInt, () => 4096),
+  /** `max_completion_tokens` for OpenAI's reasoning models, `max_tokens` for most compatible servers. */
+  maxTokensField: withDefault(Schema.Literal("max_tokens", "max_completion_tokens"), () => "max_tokens" as const)
+})
+export type OpenAiProviderConfig = typeof OpenAiProviderConfig.Type
+
+/** The Anthropic Messages API, with prompt caching on the stable prefix. */
+export const AnthropicProviderConfig = Schema.Struct({
+  provider: Schema.Literal("anthropic"),
+  model: Schema.String.pipe(Schema.minLength(1)),
+  baseUrl: withDefault(HttpUrl, () => "https://api.anthropic.com"),
+  apiKeyEnv: withDefault(EnvName, () => "ANTHROPIC_API_KEY"),
+  maxTokens: withDefault(PositiveInt, () => 4096)
+})
+export type AnthropicProviderConfig = typeof AnthropicProviderConfig.Type
+
+export const ProviderConfig = Schema.Union(ScriptedProviderConfig, OpenAiProviderConfig, AnthropicProviderConfig)
 export type ProviderConfig = typeof ProviderConfig.Type
 
 export const PolicyRule = Schema.Struct({

@@ -17,7 +17,11 @@ export type LlmFailure = typeof LlmFailure.Type
 export class LlmError extends Schema.TaggedError<LlmError>()("LlmError", {
   reason: LlmFailure,
   provider: Schema.String,
-  message: Schema.String
+  message: Schema.String,
+  /** The HTTP status, when there was a response. */
+  status: Schema.optional(Schema.Number),
+  /** How long the provider asked us to wait (retry-after), in milliseconds. */
+  retryAfterMs: Schema.optional(Schema.Number)
 }) {}
 
 const transient: ReadonlySet<LlmFailure> = new Set(["Transport", "Timeout", "RateLimited", "Server"])

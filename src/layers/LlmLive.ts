@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
 import type { ProviderConfig } from "../domain/AppConfig.js"
+import { ConfigFileError } from "../domain/Errors.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { scriptedProviderFromFile } from "./llm/ScriptedProvider.js"
@@ -15,6 +16,10 @@ export const LlmLive = Layer.effect(
         switch (provider.provider) {
           case "scripted":
             return scriptedProviderFromFile(provider.script, file, provider.model)
+          default:
+            return Effect.fail(
+              new ConfigFileError({ file, message: `provider "${provider.provider}" is being wired in (issue 3)` })
+            )
         }
       })
     const frontier = yield* build(config.tiers.frontier)
