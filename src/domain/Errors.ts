@@ -21,8 +21,17 @@ export class LlmError extends Schema.TaggedError<LlmError>()("LlmError", {
   /** The HTTP status, when there was a response. */
   status: Schema.optional(Schema.Number),
   /** How long the provider asked us to wait (retry-after), in milliseconds. */
-  retryAfterMs: Schema.optional(Schema.Number)
+  retryAfterMs: Schema.optional(Schema.Number),
+  /** When every provider of a tier failed: each attempt, in order. */
+  attempts: Schema.optional(Schema.Array(Schema.Struct({
+    provider: Schema.String,
+    reason: Schema.String,
+    message: Schema.String
+  })))
 }) {}
+
+export const llmTimeout = (provider: string, timeoutMs: number): LlmError =>
+  new LlmError({ reason: "Timeout", provider, message: `no answer within ${timeoutMs} ms` })
 
 const transient: ReadonlySet<LlmFailure> = new Set(["Transport", "Timeout", "RateLimited", "Server"])
 export const isTransient = (error: LlmError): boolean => transient.has(error.reason)

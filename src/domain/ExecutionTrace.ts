@@ -19,10 +19,20 @@ export type Tier = typeof Tier.Type
 export const FinishReason = Schema.Literal("stop", "tool_call", "length", "other")
 export type FinishReason = typeof FinishReason.Type
 
+/** An LLM attempt that failed before the answer (a retry, or a failover to the next provider). */
+export const FailedAttempt = Schema.Struct({
+  provider: Schema.String,
+  reason: Schema.String,
+  message: Schema.String
+})
+export type FailedAttempt = typeof FailedAttempt.Type
+
 /** One LLM call. `tool_call` is the first of `tool_calls`, kept for the seed's shape. */
 export const ThoughtStep = Schema.Struct({
   kind: Schema.Literal("thought"),
   model: Schema.String,
+  /** The provider that answered, e.g. `openai:gpt-4o`; `model` is what it reported. */
+  provider: Schema.String,
   tier: Tier,
   prompt_tokens: Schema.Number,
   cached_tokens: Schema.Number,
@@ -33,8 +43,8 @@ export const ThoughtStep = Schema.Struct({
   tool_calls: Schema.Array(ToolCall),
   cost_usd: Schema.Number,
   wall_ms: Schema.Number,
-  /** How many failed attempts preceded this answer (transient errors retried). */
-  retries: Schema.Number
+  /** Attempts that failed before this answer: retries and failovers, in order. */
+  failed_attempts: Schema.Array(FailedAttempt)
 })
 export type ThoughtStep = typeof ThoughtStep.Type
 

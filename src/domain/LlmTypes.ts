@@ -1,4 +1,4 @@
-import type { FinishReason, Tier } from "./ExecutionTrace.js"
+import type { FailedAttempt, FinishReason, Tier } from "./ExecutionTrace.js"
 import type { ToolCall } from "./ToolCall.js"
 
 /**
@@ -49,7 +49,11 @@ export interface Usage {
 export interface LlmResponse {
   /** The model that really answered, as reported by the provider. */
   readonly model: string
+  /** The configured provider that answered. */
+  readonly provider: string
   readonly tier: Tier
+  /** Retries and failovers that came before this answer. */
+  readonly failedAttempts: ReadonlyArray<FailedAttempt>
   readonly text: string
   readonly toolCalls: ReadonlyArray<ToolCall>
   readonly usage: Usage

@@ -4,7 +4,7 @@ import { ConfigFileError } from "../domain/Errors.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { scriptedProviderFromFile } from "./llm/ScriptedProvider.js"
-import { makeLlmTiers } from "./LlmTiers.js"
+import { makeLlmTiers, tierSettings } from "./LlmTiers.js"
 
 /** The tiers and providers named in the configuration: swapping a provider is a configuration change. */
 export const LlmLive = Layer.effect(
@@ -27,6 +27,6 @@ export const LlmLive = Layer.effect(
     if (loaded && frontier.length + localFast.length === 0) {
       yield* Effect.logWarning(`no LLM provider is configured: chat answers nothing until "tiers" is set in ${file}`)
     }
-    return makeLlmTiers({ frontier, "local-fast": localFast }, config.pricing, file)
+    return makeLlmTiers({ frontier, "local-fast": localFast }, tierSettings(config, file))
   })
 )

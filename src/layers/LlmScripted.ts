@@ -3,7 +3,7 @@ import type { LlmRequest } from "../domain/LlmTypes.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { makeScriptedProvider, type ScriptEntry } from "./llm/ScriptedProvider.js"
-import { makeLlmTiers } from "./LlmTiers.js"
+import { makeLlmTiers, tierSettings } from "./LlmTiers.js"
 
 /** Both tiers served by one script, through the same tier layer as production (pricing included). */
 export const LlmScripted = (entries: ReadonlyArray<ScriptEntry>, model = "scripted") =>
@@ -12,7 +12,7 @@ export const LlmScripted = (entries: ReadonlyArray<ScriptEntry>, model = "script
     Effect.gen(function*() {
       const { config } = yield* MyclawConfig
       const provider = yield* makeScriptedProvider(entries, model)
-      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, config.pricing, "<scripted>")
+      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, tierSettings(config, "<scripted>"))
     })
   )
 
@@ -25,9 +25,10 @@ export const LlmFunction = (answer: (request: LlmRequest) => ScriptEntry) =>
       const provider = {
         name: "function",
         model: "function",
-        generate: (request: LlmRequest) =>
-          Effect.flatMap(makeScriptedProvider([answer(request)], "function"), (p) => p.generate(request))
+        selfTimed: true,
+        generate: (request: LlmRequest, timeoutMs: number) =>
+          Effect.flatMap(makeScriptedProvider([answer(request)], "function"), (p) => p.generate(request, timeoutMs))
       }
-      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, config.pricing, "<function>")
+      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, tierSettings(config, "<function>"))
     })
   )

@@ -1,61 +1,156 @@
-import { Effect } from "effect"
-import type { ModelPrice } from "../domain/AppConfig.js"
-import { isTransient, LlmError } from "../domain/Errors.js"
-import type { Tier } from "../domain/ExecutionTrace.js"
+import { Clock, Duration, Effect, Random } from "effect"
+import type { AppConfig, ModelPrice } from "../domain/AppConfig.js"
+import { isTransient, LlmError, llmTimeout } from "../domain/Errors.js"
+import type { FailedAttempt, Tier } from "../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../domain/LlmTypes.js"
-import { Llm } from "../services/Llm.js"
+import { Llm, type ProviderHealth } from "../services/Llm.js"
 import type { Provider } from "./llm/Provider.js"
 import { makePricing } from "./llm/Pricing.js"
 
 export type TierProviders = Readonly<Record<Tier, ReadonlyArray<Provider>>>
 
+export interface TierSettings {
+  readonly pricing: Readonly<Record<string, ModelPrice>>
+  /** Each attempt's timeout. */
+  readonly timeoutMs: number
+  /** Retries per provider on a transient failure, with exponential backoff and jitter from `baseDelayMs`. */
+  readonly retries: { readonly max: number; readonly baseDelayMs: number }
+  /** Named in the error when no provider is configured. */
+  readonly configFile: string
+}
+
+export const tierSettings = (config: AppConfig, configFile: string): TierSettings => ({
+  pricing: config.pricing,
+  timeoutMs: config.timeouts.llmMs,
+  retries: config.retries,
+  configFile
+})
+
+/** Cool-downs after consecutive failures: 30 s, then 1 min, then 5 min. */
+const COOLDOWNS_MS = [30_000, 60_000, 300_000]
+/** A retry-after longer than this moves on to the next provider instead of waiting. */
+const MAX_WAIT_MS = 60_000
+
 const otherTier: Record<Tier, Tier> = { frontier: "local-fast", "local-fast": "frontier" }
 
-/**
- * The Llm service over configured tiers: providers of a tier are tried in order, moving on after a
- * transient failure; a tier with no provider borrows the other tier's; cost comes from the pricing table.
- */
-export const makeLlmTiers = (
-  tiers: TierProviders,
-  pricing: Readonly<Record<string, ModelPrice>>,
-  configFile: string
-) => {
-  const cost = makePricing(pricing)
-  const providers = (["frontier", "local-fast"] as const).flatMap((tier) =>
-    tiers[tier].map((p) => ({ tier, provider: p.name, model: p.model }))
-  )
+interface State {
+  failures: number
+  cooldownUntil: number
+  lastSuccessAt: number | null
+  lastError: ProviderHealth["lastError"]
+}
 
-  const tryProviders = (list: ReadonlyArray<Provider>, request: LlmRequest, tier: Tier) => {
-    const attempt = (index: number): Effect.Effect<LlmResponse, LlmError> =>
-      list[index]!.generate(request).pipe(
-        Effect.flatMap((response) =>
-          Effect.map(cost(response.model, response.usage), (costUsd): LlmResponse => ({ ...response, tier, costUsd }))
-        ),
-        Effect.catchIf(
-          (error) => isTransient(error) && index + 1 < list.length,
-          (error) =>
-            Effect.zipRight(
-              Effect.logWarning(`${list[index]!.name} failed (${error.reason}): trying ${list[index + 1]!.name}`),
-              attempt(index + 1)
-            )
-        )
-      )
-    return attempt(0)
+/**
+ * The Llm service over configured tiers. Within a tier, each provider gets a timeout per attempt and
+ * retries with backoff (honouring retry-after) on transient failures, then the next provider is tried; other
+ * failures (auth, bad request) end the call at once with the provider's error. A provider that failed is
+ * cooled down before it is tried first again. A tier with no provider borrows the other tier's.
+ */
+export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings) => {
+  const cost = makePricing(settings.pricing)
+  const states = new Map<Provider, State>()
+  const entries = (["frontier", "local-fast"] as const).flatMap((tier) => tiers[tier].map((p) => ({ tier, p })))
+  for (const { p } of entries) states.set(p, { failures: 0, cooldownUntil: 0, lastSuccessAt: null, lastError: null })
+  const stateOf = (p: Provider) => states.get(p)!
+
+  const attemptOnce = (p: Provider, request: LlmRequest) =>
+    p.selfTimed === true
+      ? p.generate(request, settings.timeoutMs)
+      : Effect.timeoutFail(p.generate(request, settings.timeoutMs), {
+        duration: Duration.millis(settings.timeoutMs),
+        onTimeout: () => llmTimeout(p.name, settings.timeoutMs)
+      })
+
+  /** One provider, retried on transient failures; every failed attempt is recorded. */
+  const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) => {
+    const loop = (retry: number): ReturnType<Provider["generate"]> =>
+      Effect.catchAll(attemptOnce(p, request), (error) => {
+        failed.push({ provider: p.name, reason: error.reason, message: error.message })
+        const wait = error.retryAfterMs ?? 0
+        if (!isTransient(error) || retry >= settings.retries.max || wait > MAX_WAIT_MS) return Effect.fail(error)
+        return Effect.flatMap(Random.nextRange(0.8, 1.2), (jitter) =>
+          Effect.zipRight(
+            Effect.sleep(Duration.millis(Math.max(wait, settings.retries.baseDelayMs * 2 ** retry * jitter))),
+            loop(retry + 1)
+          ))
+      })
+    return loop(0)
   }
+
+  const recordFailure = (p: Provider, error: LlmError) =>
+    Effect.map(Clock.currentTimeMillis, (now) => {
+      const state = stateOf(p)
+      state.lastError = { reason: error.reason, message: error.message, at: now }
+      if (isTransient(error)) {
+        state.cooldownUntil = now + COOLDOWNS_MS[Math.min(state.failures, COOLDOWNS_MS.length - 1)]!
+        state.failures++
+      }
+    })
+
+  const inTier = (list: ReadonlyArray<Provider>, request: LlmRequest, tier: Tier) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const ready = list.filter((p) => stateOf(p).cooldownUntil <= now)
+      const cooling = list.filter((p) => stateOf(p).cooldownUntil > now)
+        .sort((a, b) => stateOf(a).cooldownUntil - stateOf(b).cooldownUntil)
+      const failed: Array<FailedAttempt> = []
+      let last: LlmError | undefined
+      for (const p of [...ready, ...cooling]) {
+        const result = yield* Effect.either(withRetries(p, request, failed))
+        if (result._tag === "Right") {
+          const response = result.right
+          const state = stateOf(p)
+          state.failures = 0
+          state.cooldownUntil = 0
+          state.lastSuccessAt = yield* Clock.currentTimeMillis
+          const costUsd = yield* cost(response.model, response.usage)
+          if (failed.length > 0) yield* Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`)
+          return { ...response, provider: p.name, tier, costUsd, failedAttempts: failed } satisfies LlmResponse
+        }
+        last = result.left
+        yield* recordFailure(p, last)
+        if (!isTransient(last)) break
+      }
+      return yield* new LlmError({
+        reason: last!.reason,
+        provider: last!.provider,
+        message: failed.length > 1 ? `${last!.message} (after ${failed.length} attempts)` : last!.message,
+        attempts: failed,
+        ...(last!.status === undefined ? {} : { status: last!.status })
+      })
+    })
 
   const generate = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError> => {
     const own = tiers[request.tier]
-    if (own.length > 0) return tryProviders(own, request, request.tier)
+    if (own.length > 0) return inTier(own, request, request.tier)
     const borrowed = otherTier[request.tier]
-    if (tiers[borrowed].length > 0) return tryProviders(tiers[borrowed], request, borrowed)
+    if (tiers[borrowed].length > 0) return inTier(tiers[borrowed], request, borrowed)
     return Effect.fail(
       new LlmError({
         reason: "NotConfigured",
         provider: "none",
-        message: `no LLM provider is configured: add one under "tiers" in ${configFile}`
+        message: `no LLM provider is configured: add one under "tiers" in ${settings.configFile}`
       })
     )
   }
 
-  return Llm.of({ generate, providers })
+  const health = Effect.sync((): ReadonlyArray<ProviderHealth> =>
+    entries.map(({ p, tier }) => {
+      const state = stateOf(p)
+      return {
+        tier,
+        provider: p.name,
+        model: p.model,
+        lastSuccessAt: state.lastSuccessAt,
+        lastError: state.lastError,
+        cooldownUntil: state.cooldownUntil > 0 ? state.cooldownUntil : null
+      }
+    })
+  )
+
+  return Llm.of({
+    generate,
+    providers: entries.map(({ p, tier }) => ({ tier, provider: p.name, model: p.model })),
+    health
+  })
 }

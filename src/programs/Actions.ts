@@ -65,6 +65,7 @@ export const runActions = Effect.fnUntraced(
       state.invalidStreak = 0
       const { prepared, tool } = validated
       const decision = yield* deps.policy.evaluate({ tool, target: prepared.target, args: prepared.args })
+      if (decision.forceTier === "frontier") state.forceFrontier = true
       if (decision.verdict === "deny") {
         yield* flush
         state.steps.push(actionStep(call, {

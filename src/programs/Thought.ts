@@ -1,5 +1,5 @@
-import { Clock, Duration, Effect, Schedule } from "effect"
-import { isTransient, LlmError } from "../domain/Errors.js"
+import { Clock, Effect } from "effect"
+import type { LlmError } from "../domain/Errors.js"
 import type { Tier } from "../domain/ExecutionTrace.js"
 import type { LlmResponse } from "../domain/LlmTypes.js"
 import type { TurnDeps, TurnState } from "./TurnState.js"
@@ -9,30 +9,17 @@ export type ThoughtResult =
   | { readonly _tag: "Failed"; readonly error: LlmError }
 
 /**
- * The Thought: one LLM call on the chosen tier, with a timeout per attempt and at most `retries.max`
- * retries (exponential backoff with jitter) on transient errors. Records the ThoughtStep and its cost.
+ * The Thought: one LLM call on the chosen tier (the Llm layer times out, retries and fails over within the
+ * tier). Records the ThoughtStep, adds its cost to the trace and to the day's budget.
  */
 export const think = Effect.fnUntraced(function*(deps: TurnDeps, state: TurnState, tier: Tier) {
-  const { llmMs } = deps.config.timeouts
   const started = yield* Clock.currentTimeMillis
-  let failures = 0
-  const attempt = deps.llm.generate({
+  const result = yield* Effect.either(deps.llm.generate({
     tier,
     system: state.system,
     messages: state.messages,
     tools: deps.registry.catalog
-  }).pipe(
-    Effect.timeoutFail({
-      duration: Duration.millis(llmMs),
-      onTimeout: () => new LlmError({ reason: "Timeout", provider: tier, message: `no answer within ${llmMs} ms` })
-    }),
-    Effect.tapError(() => Effect.sync(() => failures++))
-  )
-  const schedule = Schedule.exponential(Duration.millis(deps.config.retries.baseDelayMs), 2).pipe(
-    Schedule.jittered,
-    Schedule.intersect(Schedule.recurs(deps.config.retries.max))
-  )
-  const result = yield* Effect.either(Effect.retry(attempt, { schedule, while: isTransient }))
+  }))
   if (result._tag === "Left") {
     return { _tag: "Failed", error: result.left } as const satisfies ThoughtResult
   }
@@ -41,6 +28,7 @@ export const think = Effect.fnUntraced(function*(deps: TurnDeps, state: TurnStat
   state.steps.push({
     kind: "thought",
     model: response.model,
+    provider: response.provider,
     tier: response.tier,
     prompt_tokens: response.usage.input,
     cached_tokens: response.usage.cached,
@@ -51,7 +39,7 @@ export const think = Effect.fnUntraced(function*(deps: TurnDeps, state: TurnStat
     tool_calls: response.toolCalls,
     cost_usd: response.costUsd,
     wall_ms: finished - started,
-    retries: failures
+    failed_attempts: response.failedAttempts
   })
   state.costUsd += response.costUsd
   if (response.costUsd > 0) yield* deps.budget.record(response.costUsd)

@@ -46,6 +46,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     system: [],
     costUsd: 0,
     invalidStreak: 0,
+    forceFrontier: false,
     outcome: undefined,
     finalResponse: null,
     metadata: {}
@@ -65,7 +66,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     for (let step = 0; step < config.maxSteps; step++) {
       const status = yield* budget.status
       if (status.level === "hard") return end("budget_hit", budgetHitMessage(status))
-      const tier = status.level === "soft" ? "local-fast" : "frontier"
+      const tier = status.level === "soft" && !state.forceFrontier ? "local-fast" : "frontier"
       const thought = yield* think(deps, state, tier)
       if (thought._tag === "Failed") {
         state.metadata.error = encodeLlmError(thought.error)

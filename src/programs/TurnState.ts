@@ -32,6 +32,8 @@ export interface TurnState {
   costUsd: number
   /** Consecutive invalid tool calls; two end the turn as tool_hallucination. */
   invalidStreak: number
+  /** Set once the policy forced `frontier` for a sensitive call: the following Thoughts ignore the soft cap. */
+  forceFrontier: boolean
   outcome: Outcome | undefined
   finalResponse: string | null
   readonly metadata: Record<string, unknown>

@@ -10,8 +10,17 @@ export interface ProviderInfo {
   readonly model: string
 }
 
+/** What /health reports per provider (epoch milliseconds). */
+export interface ProviderHealth extends ProviderInfo {
+  readonly lastSuccessAt: number | null
+  readonly lastError: { readonly reason: string; readonly message: string; readonly at: number } | null
+  /** Until when it is tried last, after a failure; null when it is not cooling down. */
+  readonly cooldownUntil: number | null
+}
+
 /** The port the loop talks to; the caller chooses the tier, the layer chooses the provider. */
 export class Llm extends Context.Tag("myclaw/Llm")<Llm, {
   readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, LlmError>
   readonly providers: ReadonlyArray<ProviderInfo>
+  readonly health: Effect.Effect<ReadonlyArray<ProviderHealth>>
 }>() {}

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import type { ExecutionTrace } from "../../src/domain/ExecutionTrace.js"
 import { decodeTrace, encodeTrace } from "../../src/domain/ExecutionTrace.js"
 import type { TestOptions } from "../../src/layers/Test.js"
@@ -21,6 +21,18 @@ export const agentRuntimeContract = (
   describe(`AgentRuntime contract: ${name}`, () => {
     const turn = (message = "do it") =>
       Effect.flatMap(AgentRuntime, (runtime) => runtime.handle({ userMessage: message, sessionId: "s-1", channel: "test" }))
+
+    /**
+     * Moves the test clock a second at a time until the fiber is done (at most 15 minutes), so that the
+     * outcome never depends on when the forked turn reached its sleeps.
+     */
+    const settle = <A, E>(fiber: Fiber.RuntimeFiber<A, E>) =>
+      Effect.gen(function*() {
+        for (let second = 0; second < 900 && Option.isNone(yield* Fiber.poll(fiber)); second++) {
+          yield* TestClock.adjust("1 second")
+        }
+        return yield* Fiber.join(fiber)
+      })
 
     /** Every trace is persisted exactly once, closed, and survives a JSON round trip unchanged. */
     const persistedOnce = (trace: ExecutionTrace) =>
@@ -223,13 +235,14 @@ export const agentRuntimeContract = (
       ])
       return Effect.gen(function*() {
         const fiber = yield* Effect.fork(turn())
-        yield* TestClock.adjust("10 seconds")
-        const trace = yield* Fiber.join(fiber)
+        const trace = yield* settle(fiber)
         assert.strictEqual(trace.outcome, "success")
         assert.deepStrictEqual(probe.starts.slice().sort(), ["fast", "slow", "slow"])
         const results = llm.requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)
         assert.deepStrictEqual(results, ["slept 10 s", "fast", "slept 10 s"])
-        assert.strictEqual(trace.wall_time_ms, 10_000)
+        // Two 10 s tools one after the other would take 20 s; concurrently about 10 (the clock moves by 1 s).
+        assert.isAtLeast(trace.wall_time_ms, 10_000)
+        assert.isBelow(trace.wall_time_ms, 12_000)
         yield* persistedOnce(trace)
       }).pipe(Effect.provide(make({ tools: probe.tools, llm: llm.layer })))
     })
@@ -237,11 +250,10 @@ export const agentRuntimeContract = (
     it.scoped("a transient LLM error is retried with backoff, then succeeds", () =>
       Effect.gen(function*() {
         const fiber = yield* Effect.fork(turn())
-        yield* TestClock.adjust("1 minute")
-        const trace = yield* Fiber.join(fiber)
+        const trace = yield* settle(fiber)
         assert.strictEqual(trace.outcome, "success")
         const [thought] = thoughts(trace)
-        assert.strictEqual(thought!.retries, 2)
+        assert.deepStrictEqual(thought!.failed_attempts.map((attempt) => attempt.reason), ["Server", "RateLimited"])
         yield* persistedOnce(trace)
       }).pipe(Effect.provide(make({
         script: [{ error: { reason: "Server" } }, { error: { reason: "RateLimited" } }, { text: "finally" }]
@@ -250,8 +262,7 @@ export const agentRuntimeContract = (
     it.scoped("an LLM call that times out is retried, and the turn ends once retries run out", () =>
       Effect.gen(function*() {
         const fiber = yield* Effect.fork(turn())
-        yield* TestClock.adjust("10 minutes")
-        const trace = yield* Fiber.join(fiber)
+        const trace = yield* settle(fiber)
         assert.strictEqual(trace.outcome, "timeout_steps")
         assert.strictEqual(thoughts(trace).length, 0)
         assert.deepInclude(trace.metadata.error as object, { reason: "Timeout" })

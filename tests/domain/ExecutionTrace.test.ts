@@ -19,6 +19,7 @@ const trace: ExecutionTrace = {
     {
       kind: "thought",
       model: "scripted",
+      provider: "scripted",
       tier: "frontier",
       prompt_tokens: 120,
       cached_tokens: 100,
@@ -34,7 +35,7 @@ const trace: ExecutionTrace = {
       }],
       cost_usd: 0.0012,
       wall_ms: 35,
-      retries: 1
+      failed_attempts: [{ provider: "openai:a", reason: "Server", message: "HTTP 500: overloaded" }]
     },
     {
       kind: "action",
@@ -83,12 +84,13 @@ describe("ExecutionTrace", () => {
       assert.deepStrictEqual(keys(thought), [
         "cached_tokens",
         "cost_usd",
+        "failed_attempts",
         "finish_reason",
         "kind",
         "model",
         "prompt_tokens",
+        "provider",
         "response_tokens",
-        "retries",
         "text",
         "tier",
         "tool_call",

@@ -13,7 +13,7 @@ export const retryAfterMs = (headers: Readonly<Record<string, string | undefined
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
-const contextTooLong = /context[_ ]length|too many tokens|prompt is too long|maximum context|context window/i
+const contextTooLong = /context[_ ]length|too many tokens|prompt is too long|maximum context|context window|context size|exceed_context/i
 
 /** The failure class of an HTTP error status; the provider's own message decides ContextTooLong among 400s. */
 export const reasonForStatus = (status: number, providerMessage: string): LlmFailure => {

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Duration, Effect, ParseResult, Schema } from "effect"
 import * as NodePath from "node:path"
-import { ConfigFileError, LlmError, LlmFailure } from "../../domain/Errors.js"
+import { ConfigFileError, LlmError, LlmFailure, llmTimeout } from "../../domain/Errors.js"
 import { FinishReason } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { Provider } from "./Provider.js"
@@ -39,7 +39,7 @@ export const toolCallFromWire = (id: string, name: string, args: unknown): ToolC
 export const makeScriptedProvider = (entries: ReadonlyArray<ScriptEntry>, model = "scripted", name = "scripted") =>
   Effect.sync((): Provider => {
     let next = 0
-    const generate: Provider["generate"] = () =>
+    const generate: Provider["generate"] = (_request, timeoutMs) =>
       Effect.suspend(() => {
         const index = next++
         const entry = entries[index]
@@ -69,9 +69,15 @@ export const makeScriptedProvider = (entries: ReadonlyArray<ScriptEntry>, model 
             usage: { input: entry.usage?.input ?? 0, output: entry.usage?.output ?? 0, cached: entry.usage?.cached ?? 0 },
             finishReason: entry.finishReason ?? ((entry.toolCalls?.length ?? 0) > 0 ? "tool_call" : "stop")
           })
-        return entry.delayMs === undefined ? answer : Effect.delay(answer, Duration.millis(entry.delayMs))
+        if (entry.delayMs === undefined) return answer
+        return entry.delayMs >= timeoutMs
+          ? Effect.zipRight(
+            Effect.sleep(Duration.millis(timeoutMs)),
+            Effect.fail(llmTimeout(name, timeoutMs))
+          )
+          : Effect.delay(answer, Duration.millis(entry.delayMs))
       })
-    return { name, model, generate }
+    return { name, model, generate, selfTimed: true }
   })
 
 /** Loads a script file (a JSON array of entries); errors name the file and the entry. */
