@@ -1,5 +1,7 @@
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import type { Message, SystemBlock } from "../domain/LlmTypes.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
@@ -33,17 +35,36 @@ export const PromptBuilderLive = Layer.effect(
     const traces = yield* TraceStore
     const tools = toolsBlock(registry.tools)
 
+    // The four files are read again only when they change (a synchronous stat is a few microseconds; reading
+    // them every turn was a tenth of the runtime's own time per step).
+    const cache = new Map<string, { readonly fingerprint: string; readonly text: string | undefined }>()
+    const fingerprint = (file: string): string => {
+      try {
+        const stat = NodeFs.statSync(NodePath.join(workspace.root, file))
+        return `${stat.ino}:${stat.size}:${stat.mtimeMs}`
+      } catch {
+        return "missing"
+      }
+    }
+    const read = (file: string) =>
+      Effect.suspend(() => {
+        const current = fingerprint(file)
+        const cached = cache.get(file)
+        if (cached?.fingerprint === current) return Effect.succeed(cached.text)
+        return Effect.tap(workspace.readOptional(file), (text) => cache.set(file, { fingerprint: current, text }))
+      })
+
     const build = Effect.fn("PromptBuilder.build")(function*(input: { sessionId: string; userMessage: string }) {
-      const [soul, identity, user, memory] = yield* Effect.all(
-        ["SOUL.md", "IDENTITY.md", "USER.md", "MEMORY.md"].map((file) => workspace.readOptional(file)),
-        { concurrency: "unbounded" }
-      )
+      const soul = yield* read("SOUL.md")
+      const identity = yield* read("IDENTITY.md")
+      const user = yield* read("USER.md")
+      const memory = yield* read("MEMORY.md")
       if (soul === undefined) yield* Effect.logWarning("SOUL.md is missing: the turn runs without a constitution")
       const system: Array<SystemBlock> = [
         { name: "constitution", text: soul ?? "", stable: true },
         { name: "identity", text: identity ?? "", stable: true },
         { name: "tools", text: tools, stable: true },
-        { name: "memory", text: [user, memory].filter((text) => text !== undefined).join("\n\n"), stable: true }
+        { name: "memory", text: [user, memory].filter((text) => text?.trim()).join("\n\n"), stable: true }
       ]
       const history = yield* traces.recentTurns(input.sessionId, HISTORY_TURNS)
       const messages: Array<Message> = []
@@ -52,7 +73,7 @@ export const PromptBuilderLive = Layer.effect(
         if (turn.finalResponse !== null) messages.push({ role: "assistant", content: turn.finalResponse, toolCalls: [] })
       }
       messages.push({ role: "user", content: input.userMessage })
-      return { system: system.filter((block) => block.text !== ""), messages }
+      return { system: system.filter((block) => block.text.trim() !== ""), messages }
     })
 
     const renderToolResult = (tool: Tool, result: ToolResult, retrievedAt: number): string => {

@@ -16,10 +16,17 @@ interface Pending {
 const KEEP_TURNS = 20
 const decodeTraceEither = Schema.decodeUnknownEither(ExecutionTrace)
 
+/** Under `fsync: "batch"`, how often written traces are synced to the disk. */
+const SYNC_INTERVAL = "200 millis"
+/** Sessions whose recent turns are kept in memory; the least recently used beyond this are forgotten. */
+const MAX_SESSIONS = 10_000
+
 /**
- * Closed traces as JSON lines in `<workspace>/.audit/traces/YYYY-MM.jsonl`, appended by one writer fiber.
- * `fsync: "always"` writes and syncs each trace alone; `"batch"` (group commit) writes every trace waiting
- * in the queue with one write and one sync per file. Either way `persist` returns once its line is durable.
+ * Closed traces as JSON lines in `<workspace>/.audit/traces/YYYY-MM.jsonl`, appended by one writer fiber
+ * through a file handle kept open. `fsync: "always"`: `persist` returns once its line is synced to the disk.
+ * `"batch"` (group commit): the traces waiting in the queue are written together and `persist` returns once
+ * they are in the file (a crash of myclaw loses nothing); one sync every 200 ms covers them all, so a power
+ * loss can lose at most that window.
  */
 export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
   Effect.gen(function*() {
@@ -28,20 +35,41 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       catch: (error) => new TraceStoreError({ path: dir, message: String(error) })
     })
     const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
+    const handles = new Map<string, NodeFs.FileHandle>()
+    const unsynced = new Set<NodeFs.FileHandle>()
+
+    const handleFor = async (file: string) => {
+      const open = handles.get(file)
+      if (open !== undefined) return open
+      for (const [other, handle] of handles) {
+        if (unsynced.delete(handle)) await handle.datasync()
+        await handle.close()
+        handles.delete(other)
+      }
+      const handle = await NodeFs.open(file, "a")
+      handles.set(file, handle)
+      return handle
+    }
 
     const append = (file: string, lines: string) =>
       Effect.tryPromise({
         try: async () => {
-          const handle = await NodeFs.open(file, "a")
-          try {
-            await handle.appendFile(lines)
-            await handle.datasync()
-          } finally {
-            await handle.close()
-          }
+          const handle = await handleFor(file)
+          await handle.appendFile(lines)
+          if (fsync === "always") await handle.datasync()
+          else unsynced.add(handle)
         },
         catch: (error) => new TraceStoreError({ path: file, message: `cannot append the trace: ${String(error)}` })
       })
+
+    const sync = Effect.tryPromise({
+      try: async () => {
+        const pending = [...unsynced]
+        unsynced.clear()
+        await Promise.all(pending.map((handle) => handle.datasync()))
+      },
+      catch: (error) => new TraceStoreError({ path: dir, message: `cannot sync the traces: ${String(error)}` })
+    }).pipe(Effect.catchAll((error) => Effect.logError(error.message)))
 
     const writeBatch = (batch: ReadonlyArray<Pending>) => {
       const byFile = new Map<string, Array<Pending>>()
@@ -62,17 +90,29 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       const batch = fsync === "always" ? [first] : [first, ...(yield* Queue.takeAll(queue))]
       yield* Effect.uninterruptible(writeBatch(batch))
     })
-    // On close, after the writer stops (finalizers run in reverse), whatever is still queued is written.
-    yield* Effect.addFinalizer(() => Effect.flatMap(Queue.takeAll(queue), (rest) => writeBatch([...rest])))
+    // Finalizers run in reverse: the writer and the syncer stop first, then what is still queued is
+    // written, synced, and the file closed.
+    yield* Effect.addFinalizer(() =>
+      Queue.takeAll(queue).pipe(
+        Effect.flatMap((rest) => writeBatch([...rest])),
+        Effect.zipRight(sync),
+        Effect.zipRight(Effect.promise(() => Promise.all([...handles.values()].map((handle) => handle.close())))),
+        Effect.ignore
+      )
+    )
     yield* Effect.forkScoped(Effect.forever(writer))
+    if (fsync === "batch") {
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(SYNC_INTERVAL), Effect.uninterruptible(sync))))
+    }
 
     const sessions = yield* loadRecentSessions(dir)
     const remember = (trace: ExecutionTrace) => {
-      const turn = { userMessage: trace.user_message, finalResponse: trace.final_response }
-      const turns = sessions.get(trace.session_id)
-      if (turns === undefined) return sessions.set(trace.session_id, [turn])
-      turns.push(turn)
-      if (turns.length > KEEP_TURNS) turns.splice(0, turns.length - KEEP_TURNS)
+      const turns = sessions.get(trace.session_id) ?? []
+      turns.push({ userMessage: trace.user_message, finalResponse: trace.final_response })
+      if (turns.length > KEEP_TURNS) turns.shift()
+      sessions.delete(trace.session_id)
+      sessions.set(trace.session_id, turns)
+      if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!)
     }
 
     const persist = (trace: ExecutionTrace) =>

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Ref } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
 import { TraceStore } from "../services/TraceStore.js"
 
@@ -10,16 +10,17 @@ export class RecordedTraces extends Context.Tag("myclaw/RecordedTraces")<Recorde
 /** Traces kept in memory: for tests and for embedding without a workspace. */
 export const TraceStoreMemory = Layer.effectContext(
   Effect.gen(function*() {
-    const traces = yield* Ref.make<ReadonlyArray<ExecutionTrace>>([])
+    const traces: Array<ExecutionTrace> = []
     const store = TraceStore.of({
-      persist: (trace) => Ref.update(traces, (all) => [...all, trace]),
+      persist: (trace) => Effect.sync(() => void traces.push(trace)),
       recentTurns: (sessionId, limit) =>
-        Effect.map(Ref.get(traces), (all) =>
-          all
+        Effect.sync(() =>
+          traces
             .filter((trace) => trace.session_id === sessionId)
             .slice(-limit)
-            .map((trace) => ({ userMessage: trace.user_message, finalResponse: trace.final_response })))
+            .map((trace) => ({ userMessage: trace.user_message, finalResponse: trace.final_response }))
+        )
     })
-    return Context.make(TraceStore, store).pipe(Context.add(RecordedTraces, { all: Ref.get(traces) }))
+    return Context.make(TraceStore, store).pipe(Context.add(RecordedTraces, { all: Effect.sync(() => traces.slice()) }))
   })
 )
