@@ -1,0 +1,24 @@
+// myclaw as a peer of the shared peer benchmark: copy this file and lib/myclaw-agent.mjs into a copy of
+// the shared bench folder (next to its peer-*.mjs and lib/harness.mjs) and run
+//   MYCLAW_DIST=/abs/path/to/myclaw/dist PEERS="plain ai-sdk openai-agents myclaw" ./run-all.sh
+// so that myclaw's row is measured in the same session as the others. myclaw (and the Effect packages
+// it uses) load from MYCLAW_DIST; from myclaw's own bench/ folder it defaults to ../dist.
+// Same workload and code as bench/step-overhead.mjs (lib/myclaw-agent.mjs); fsync = FSYNC (default batch).
+import { fileURLToPath } from 'node:url';
+import * as harness from './lib/harness.mjs';
+import { makeMyclawAgent, resolveDist } from './lib/myclaw-agent.mjs';
+
+const fsync = process.env.FSYNC || 'batch';
+const dist = resolveDist(fileURLToPath(new URL('../dist/', import.meta.url)));
+
+const agent = await makeMyclawAgent({ harness, dist, fsync });
+try {
+  await harness.runBenchmark({
+    peer: 'myclaw',
+    version: `myclaw@${agent.version}`,
+    runOnce: agent.runOnce,
+    extra: { scenario: 'step-overhead', fsync },
+  });
+} finally {
+  await agent.dispose();
+}

@@ -1,0 +1,32 @@
+// Scenario "step-overhead": the shared peer benchmark's workload (peer-template.md) run against myclaw's
+// compiled runtime (../dist), with the identical harness (lib/harness.mjs, a verbatim copy). One JSON
+// line on stdout.
+//
+//   FSYNC=batch|always   traces.fsync of the configuration (default batch, the production default)
+//   STEPS WARMUP RUNS CONC CONC_RUNS HOLD   workload knobs, see lib/harness.mjs
+//   BENCH_SCENARIO       the "scenario" field of the line (bench/run.mjs sets it; default step-overhead)
+//   BENCH_TMPDIR         where the temporary workspace (and its trace files) goes (default os.tmpdir())
+//   BENCH_KEEP=1         keep the workspace afterwards (to inspect the traces)
+import { fileURLToPath } from 'node:url';
+import * as harness from './lib/harness.mjs';
+import { makeMyclawAgent } from './lib/myclaw-agent.mjs';
+
+const fsync = process.env.FSYNC || 'batch';
+const scenario = process.env.BENCH_SCENARIO || 'step-overhead';
+const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+
+const agent = await makeMyclawAgent({ harness, dist, fsync });
+process.stderr.write(
+  `${scenario}: myclaw@${agent.version}, fsync=${fsync}, steps=${harness.STEPS} warmup=${harness.WARMUP} ` +
+    `runs=${harness.RUNS} conc=${harness.CONC}x${harness.CONC_RUNS} hold=${harness.HOLD}, workspace ${agent.workspace}\n`,
+);
+try {
+  await harness.runBenchmark({
+    peer: 'myclaw',
+    version: `myclaw@${agent.version}`,
+    runOnce: agent.runOnce,
+    extra: { scenario, fsync },
+  });
+} finally {
+  await agent.dispose();
+}
