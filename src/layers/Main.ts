@@ -1,4 +1,4 @@
-import { NodeContext } from "@effect/platform-node"
+import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { Layer } from "effect"
 import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
 import { ApprovalsCli } from "./ApprovalsCli.js"
@@ -12,7 +12,10 @@ import { TraceStoreFile } from "./TraceStoreFile.js"
 import { WorkspaceLive } from "./WorkspaceLive.js"
 
 /** Workspace and configuration: what every command needs first. */
-export const BaseLayer = MyclawConfigLive.pipe(Layer.provideMerge(WorkspaceLive), Layer.provideMerge(NodeContext.layer))
+export const BaseLayer = MyclawConfigLive.pipe(
+  Layer.provideMerge(WorkspaceLive),
+  Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+)
 
 /** The services of a turn, from the configuration. */
 export const ServicesLayer = Layer.mergeAll(LlmLive, PolicyLive, ApprovalsCli, BudgetMemory).pipe(

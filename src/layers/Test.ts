@@ -1,6 +1,7 @@
 import { FileSystem } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import type { HttpClient } from "@effect/platform"
+import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { Effect, Layer, Schema } from "effect"
 import * as NodePath from "node:path"
 import { AppConfig } from "../domain/AppConfig.js"
 import type { ApprovalRequest, ApprovalVerdict } from "../services/Approvals.js"
@@ -42,21 +43,22 @@ const TraceStoreFileRecorded = Layer.merge(
 export interface TestOptions {
   /** The model's answers, in order; ignored when `llm` is given. */
   readonly script?: ReadonlyArray<ScriptEntry>
-  /** Another model layer (e.g. `LlmFunction`, to see the requests). */
-  readonly llm?: Layer.Layer<Llm, never, MyclawConfig>
+  /** Another model layer (e.g. `LlmFunction` to see the requests, or `LlmLive` against a local server). */
+  readonly llm?: Layer.Layer<Llm, unknown, MyclawConfig | FileSystem.FileSystem | HttpClient.HttpClient>
   /** `file` keeps traces as production does, in the workspace, and reads them back from there. */
   readonly traceStore?: "memory" | "file"
   /** Tools added to the built-in ones. */
   readonly tools?: ReadonlyArray<Tool>
-  readonly config?: Partial<ConstructorParameters<typeof AppConfig>[0]>
+  /** myclaw.json as a user writes it (defaults apply), decoded like the real file. */
+  readonly config?: Partial<typeof AppConfig.Encoded>
   readonly approve?: (request: ApprovalRequest) => boolean | ApprovalVerdict
 }
 
 /** The production graph with fakes at the edges: scripted model, scripted approvals, memory traces, temp workspace. */
 export const TestLayer = (options: TestOptions) => {
-  const base = MyclawConfigFixed(AppConfig.make(options.config ?? {})).pipe(
+  const base = MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)(options.config ?? {})).pipe(
     Layer.merge(WorkspaceTemp),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
   )
   const services = Layer.mergeAll(
     options.llm ?? LlmScripted(options.script ?? []),
