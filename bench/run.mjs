@@ -21,6 +21,10 @@ const SCENARIOS = [
   { name: 'step-overhead', script: 'step-overhead.mjs', env: { FSYNC: 'batch' } },
   // The same, with traces.fsync = "always" (one write + one sync per trace, no group commit).
   { name: 'step-overhead-fsync-always', script: 'step-overhead.mjs', env: { FSYNC: 'always' } },
+  // Per-call cost of each provider adapter against a loopback server answering a recorded payload at once:
+  // request build, HTTP round trip on 127.0.0.1, response decode.
+  { name: 'adapter-openai', script: 'adapters/openai.mjs', env: {} },
+  { name: 'adapter-anthropic', script: 'adapters/anthropic.mjs', env: {} },
 ];
 
 const KNOBS = ['STEPS', 'WARMUP', 'RUNS', 'CONC', 'CONC_RUNS', 'HOLD'];

@@ -8,6 +8,7 @@
 // The loopback round trip is included (it is part of every real call); calls run one after another on one
 // keep-alive connection, after a warm-up of a fifth of the iterations (at least 1000: the JIT needs it).
 import { createServer } from 'node:http';
+import { pathToFileURL } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { NodeHttpClient } from '@effect/platform-node';
@@ -93,4 +94,10 @@ export async function measureAnthropic({ iterations }) {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const iterations = process.env.ITERATIONS ? Number.parseInt(process.env.ITERATIONS, 10) : 2000;
+  const result = await measureAnthropic({ iterations });
+  process.stdout.write(`${JSON.stringify({ scenario: process.env.BENCH_SCENARIO || 'adapter-anthropic', ...result })}\n`);
 }

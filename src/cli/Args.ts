@@ -3,6 +3,7 @@ import { Data, Either } from "effect"
 export type Command = Data.TaggedEnum<{
   Chat: { readonly message: string; readonly session: string | undefined; readonly json: boolean }
   Serve: {}
+  Doctor: {}
   Help: {}
 }>
 export const Command = Data.taggedEnum<Command>()
@@ -13,6 +14,7 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
 export const usage = `Usage:
   myclaw chat "message" [--session ID] [--json]   run one turn and print the answer (or the trace as JSON)
   myclaw serve                                     start the HTTP server (what npm start runs)
+  myclaw doctor                                    check the configuration and one completion per provider
   myclaw help                                      this text
 
 Environment: MYCLAW_HOME (workspace, default ./workspace), MYCLAW_CONFIG (default <workspace>/myclaw.json),
@@ -49,6 +51,8 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, U
       return parseChat(rest)
     case "serve":
       return rest.length === 0 ? Either.right(Command.Serve()) : fail(`serve takes no arguments, got ${rest.join(" ")}`)
+    case "doctor":
+      return rest.length === 0 ? Either.right(Command.Doctor()) : fail(`doctor takes no arguments, got ${rest.join(" ")}`)
     case undefined:
     case "help":
     case "--help":

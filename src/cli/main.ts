@@ -2,9 +2,10 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
 import { HttpLive } from "../http/Server.js"
-import { MainLayer } from "../layers/Main.js"
+import { BaseLayer, MainLayer } from "../layers/Main.js"
 import { Command, parseArgs, usage } from "./Args.js"
 import { chat } from "./Chat.js"
+import { doctor } from "./Doctor.js"
 
 const levels: Record<string, LogLevel.LogLevel> = {
   trace: LogLevel.Trace,
@@ -47,6 +48,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
     return yield* Command.$match(command, {
       Help: () => Effect.as(Console.log(usage), 0),
       Chat: (options) => Effect.as(chat(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
+      Doctor: () => doctor.pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Serve: () =>
         Layer.launch(HttpLive.pipe(Layer.provide(MainLayer))).pipe(Effect.provide(jsonLogs), Effect.as(0))
     })

@@ -1,41 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFile, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { decodeTrace, type Outcome } from "../../src/domain/ExecutionTrace.js"
-
-const main = NodePath.resolve("dist/cli/main.js")
-
-interface Run {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs the built `myclaw` command (npm test builds it first) in its own workspace. */
-const myclaw = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.async<Run>((resume) => {
-    if (!NodeFs.existsSync(main)) throw new Error(`${main} is missing: run npm run build (npm test does)`)
-    const child = execFile("node", [main, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr })))
-    child.stdin?.end()
-  })
-
-const workspaceWith = (script: unknown, config: Record<string, unknown> = {}) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const home = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "myclaw-cli-"))
-      NodeFs.writeFileSync(NodePath.join(home, "script.json"), JSON.stringify(script))
-      NodeFs.writeFileSync(
-        NodePath.join(home, "myclaw.json"),
-        JSON.stringify({ tiers: { frontier: [{ provider: "scripted", script: "script.json" }] }, ...config })
-      )
-      return home
-    }),
-    (home) => Effect.sync(() => NodeFs.rmSync(home, { recursive: true, force: true }))
-  )
+import { main, myclaw, workspaceWith } from "../support/Cli.js"
 
 const scripts: ReadonlyArray<readonly [Outcome, unknown, Record<string, unknown>?]> = [
   ["success", [{ toolCalls: [{ name: "fs_list", args: {} }] }, { text: "Four files." }]],

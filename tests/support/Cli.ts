@@ -1,0 +1,37 @@
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+
+export const main = NodePath.resolve("dist/cli/main.js")
+
+export interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the built `myclaw` command (npm test builds it first) in its own workspace. */
+export const myclaw = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.async<Run>((resume) => {
+    if (!NodeFs.existsSync(main)) throw new Error(`${main} is missing: run npm run build (npm test does)`)
+    const child = execFile("node", [main, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+      resume(Effect.succeed({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr })))
+    child.stdin?.end()
+  })
+
+export const workspaceWith = (script: unknown, config: Record<string, unknown> = {}) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const home = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "myclaw-cli-"))
+      NodeFs.writeFileSync(NodePath.join(home, "script.json"), JSON.stringify(script))
+      NodeFs.writeFileSync(
+        NodePath.join(home, "myclaw.json"),
+        JSON.stringify({ tiers: { frontier: [{ provider: "scripted", script: "script.json" }] }, ...config })
+      )
+      return home
+    }),
+    (home) => Effect.sync(() => NodeFs.rmSync(home, { recursive: true, force: true }))
+  )
+
