@@ -78,9 +78,39 @@ const Retries = Schema.Struct({
   baseDelayMs: withDefault(PositiveInt, () => 500)
 })
 
+const TimeZone = Schema.String.pipe(Schema.filter((zone) => {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone })
+    return true
+  } catch {
+    return `unknown time zone "${zone}" (use an IANA name such as Europe/Rome)`
+  }
+}))
+const machineZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone
+const ClockTime = Schema.String.pipe(Schema.pattern(/^([01]\d|2[0-3]):[0-5]\d$/, { message: () => "expected HH:MM, e.g. 22:00" }))
+
 const Budget = Schema.Struct({
   softCapEur: withDefault(NonNegative, () => 2),
-  hardCapEur: withDefault(NonNegative, () => 5)
+  hardCapEur: withDefault(NonNegative, () => 5),
+  /** Counters reset at midnight in this zone (default: the machine's). */
+  timeZone: withDefault(TimeZone, machineZone)
+})
+
+const Audit = Schema.Struct({
+  /** `always`: every record synced before append returns; `batch`: synced in groups. */
+  fsync: withDefault(Schema.Literal("always", "batch"), () => "always" as const)
+})
+
+const Backup = Schema.Struct({
+  /** Where `myclaw backup` and the daily backup write (default: `<workspace>/../myclaw-backups`). */
+  dest: Schema.optional(Schema.String),
+  /** `myclaw serve` makes one a day at this local time; null turns it off. */
+  dailyAt: withDefault(Schema.NullOr(ClockTime), () => "03:30")
+})
+
+const Digest = Schema.Struct({
+  /** `myclaw serve` sends the day's digest at this local time; null turns it off. */
+  dailyAt: withDefault(Schema.NullOr(ClockTime), () => "22:00")
 })
 
 /** myclaw.json (DESIGN section 12); every field has a default, so `{}` is a valid configuration. */
@@ -95,7 +125,10 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   approvals: withDefault(Schema.Struct({ timeoutMs: withDefault(PositiveInt, () => 300_000) }), () => ({
     timeoutMs: 300_000
   })),
-  budget: withDefault(Budget, () => ({ softCapEur: 2, hardCapEur: 5 })),
+  budget: withDefault(Budget, () => ({ softCapEur: 2, hardCapEur: 5, timeZone: machineZone() })),
+  audit: withDefault(Audit, () => ({ fsync: "always" as const })),
+  backup: withDefault(Backup, () => ({ dailyAt: "03:30" })),
+  digest: withDefault(Digest, () => ({ dailyAt: "22:00" })),
   pricing: withDefault(Schema.Record({ key: Schema.String, value: ModelPrice }), () => ({})),
   usdToEur: withDefault(Schema.Number.pipe(Schema.positive()), () => 0.92),
   traces: withDefault(

@@ -63,3 +63,9 @@ export class TraceStoreError extends Schema.TaggedError<TraceStoreError>()("Trac
   path: Schema.String,
   message: Schema.String
 }) {}
+
+/** An audit append or read failed (disk full, I/O error, an invalid record): the action it records must not run. */
+export class AuditError extends Schema.TaggedError<AuditError>()("AuditError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}

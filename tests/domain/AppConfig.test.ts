@@ -19,7 +19,14 @@ describe("AppConfig", () => {
       assert.deepStrictEqual(config.tiers, { frontier: [], "local-fast": [] })
       assert.deepStrictEqual(config.policy, { rules: [] })
       assert.deepStrictEqual(config.approvals, { timeoutMs: 300_000 })
-      assert.deepStrictEqual(config.budget, { softCapEur: 2, hardCapEur: 5 })
+      assert.deepStrictEqual(config.budget, {
+        softCapEur: 2,
+        hardCapEur: 5,
+        timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone
+      })
+      assert.deepStrictEqual(config.audit, { fsync: "always" })
+      assert.deepStrictEqual(config.backup, { dailyAt: "03:30" })
+      assert.deepStrictEqual(config.digest, { dailyAt: "22:00" })
       assert.deepStrictEqual(config.pricing, {})
       assert.strictEqual(config.usdToEur, 0.92)
       assert.deepStrictEqual(config.traces, { fsync: "batch" })

@@ -1,0 +1,139 @@
+import { Schema } from "effect"
+import { Outcome } from "./ExecutionTrace.js"
+
+/**
+ * Audit records (DESIGN section 9, seed 003 section 3): one JSON line each, validated by kind. Every record
+ * has `kind` and `at` (ISO 8601 UTC); the audit log adds `seq`, `prev` and `sig` when it appends.
+ */
+const At = Schema.String.pipe(Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/, {
+  message: () => "expected an ISO 8601 UTC timestamp such as 2026-04-22T14:03:22.000Z"
+}))
+const NullableString = Schema.NullOr(Schema.String)
+
+/** The summary of a closed trace; the whole replayable trace is in the trace store. */
+export const TraceRecord = Schema.Struct({
+  kind: Schema.Literal("trace"),
+  at: At,
+  trace_id: Schema.String,
+  session_id: Schema.String,
+  channel: Schema.String,
+  sender: Schema.String,
+  started_at: At,
+  finished_at: At,
+  user_message: Schema.String,
+  final_response: NullableString,
+  steps_count: Schema.Number,
+  tool_calls: Schema.Array(Schema.Struct({
+    name: Schema.String,
+    args_summary: Schema.String,
+    outcome: Schema.String
+  })),
+  cost_usd: Schema.Number,
+  wall_time_ms: Schema.Number,
+  outcome: Outcome,
+  approvals_requested: Schema.Number,
+  approvals_granted: Schema.Number
+})
+
+/** A request for approval, a verdict on it, or an answer that was refused (stale, replayed, foreign, late). */
+export const ApprovalRecord = Schema.Struct({
+  kind: Schema.Literal("approval"),
+  at: At,
+  event: Schema.Literal("requested", "verdict", "answer_rejected", "batch_use"),
+  request_id: Schema.String,
+  trace_id: Schema.String,
+  session_id: Schema.String,
+  sender: Schema.String,
+  tool_name: Schema.String,
+  effect_class: Schema.String,
+  args_hash: Schema.String,
+  granted: Schema.NullOr(Schema.Boolean),
+  via: Schema.String,
+  reason: Schema.optional(Schema.String),
+  batch_window_expires_at: Schema.optional(NullableString)
+})
+
+/** Write-ahead: the decision on a side-effecting call, durable before the call runs. */
+export const ToolDecisionRecord = Schema.Struct({
+  kind: Schema.Literal("tool_decision"),
+  at: At,
+  trace_id: Schema.String,
+  session_id: Schema.String,
+  sender: Schema.String,
+  tool_name: Schema.String,
+  target: Schema.String,
+  args_hash: Schema.String,
+  decision: Schema.Literal("allow", "deny", "approve_required"),
+  rule: Schema.String,
+  approval_request_id: NullableString
+})
+
+export const WorkspaceEditRecord = Schema.Struct({
+  kind: Schema.Literal("workspace_edit"),
+  at: At,
+  file: Schema.String,
+  author: Schema.Literal("agent", "manual"),
+  trace_id: NullableString,
+  size_before: Schema.Number,
+  size_after: Schema.Number,
+  diff_stat: Schema.String,
+  approved_by_request_id: NullableString
+})
+
+export const ConstitutionModifiedRecord = Schema.Struct({
+  kind: Schema.Literal("constitution_modified"),
+  at: At,
+  hash_before: Schema.String,
+  hash_after: Schema.String,
+  diff: Schema.String,
+  notes: Schema.optional(Schema.String)
+})
+
+export const BudgetOverrideRecord = Schema.Struct({
+  kind: Schema.Literal("budget_override"),
+  at: At,
+  sender: Schema.String,
+  until: At,
+  reason: Schema.String
+})
+
+export const InjectionSuspectedRecord = Schema.Struct({
+  kind: Schema.Literal("injection_suspected"),
+  at: At,
+  trace_id: Schema.String,
+  session_id: Schema.String,
+  sender: Schema.String,
+  source: Schema.String,
+  pattern: Schema.String,
+  excerpt: Schema.String
+})
+
+/** Written at start after a torn last line (a crash mid-write) was cut off. */
+export const RecoveredRecord = Schema.Struct({
+  kind: Schema.Literal("recovered"),
+  at: At,
+  file: Schema.String,
+  truncated_bytes: Schema.Number,
+  detail: Schema.String
+})
+
+export const AuditRecord = Schema.Union(
+  TraceRecord,
+  ApprovalRecord,
+  ToolDecisionRecord,
+  WorkspaceEditRecord,
+  ConstitutionModifiedRecord,
+  BudgetOverrideRecord,
+  InjectionSuspectedRecord,
+  RecoveredRecord
+)
+export type AuditRecord = typeof AuditRecord.Type
+export type AuditKind = AuditRecord["kind"]
+export type AuditRecordOf<K extends AuditKind> = Extract<AuditRecord, { readonly kind: K }>
+
+/** What the log adds to every record: its place in the file's hash chain and its signature. */
+export const Sealed = Schema.Struct({ seq: Schema.Number, prev: Schema.String, sig: Schema.String })
+export type Sealed = typeof Sealed.Type
+export type SealedRecord = AuditRecord & Sealed
+
+export const decodeAuditRecord = Schema.decodeUnknownEither(AuditRecord, { errors: "all" })

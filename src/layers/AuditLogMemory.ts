@@ -1,0 +1,69 @@
+import { createHash } from "node:crypto"
+import { Effect, Layer, ParseResult } from "effect"
+import { type AuditRecord, decodeAuditRecord, type SealedRecord } from "../domain/AuditRecord.js"
+import { AuditError } from "../domain/Errors.js"
+import { AuditLog, type AuditQuery } from "../services/AuditLog.js"
+
+/** The audit file a record belongs to (seed 003 section 3); traces and other events go to the month's file. */
+export const auditFileOf = (record: AuditRecord): string => {
+  switch (record.kind) {
+    case "approval":
+    case "tool_decision":
+      return "approvals.jsonl"
+    case "workspace_edit":
+      return "workspace.jsonl"
+    case "constitution_modified":
+      return "constitution.jsonl"
+    default:
+      return `${record.at.slice(0, 7)}.jsonl`
+  }
+}
+
+/** The query filter, shared by every implementation. */
+export const matches = (query: AuditQuery) => (record: SealedRecord): boolean => {
+  if (query.kind !== undefined && record.kind !== query.kind) return false
+  const at = Date.parse(record.at)
+  if (query.since !== undefined && at < query.since) return false
+  if (query.until !== undefined && at > query.until) return false
+  if (query.sender !== undefined && (!("sender" in record) || record.sender !== query.sender)) return false
+  return true
+}
+
+/**
+ * The audit log in memory: records validated and chained like the real one, not signed, not durable. For
+ * tests of the code that writes audit records; `fail` makes every append fail (a full disk).
+ */
+export const makeAuditLogMemory = (options: { readonly fail?: boolean } = {}) =>
+  Effect.sync(() => {
+    const records: Array<SealedRecord> = []
+    const last = new Map<string, { seq: number; hash: string }>()
+    const append = (record: AuditRecord) =>
+      Effect.suspend(() => {
+        if (options.fail === true) return Effect.fail(new AuditError({ path: "<memory>", message: "no space left on device (simulated)" }))
+        const decoded = decodeAuditRecord(record)
+        if (decoded._tag === "Left") {
+          return Effect.fail(new AuditError({
+            path: "<memory>",
+            message: `invalid ${String((record as { kind?: unknown }).kind)} record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
+          }))
+        }
+        const file = auditFileOf(record)
+        const previous = last.get(file) ?? { seq: 0, hash: "genesis" }
+        const sealed = { ...record, seq: previous.seq + 1, prev: previous.hash, sig: "unsigned" } as SealedRecord
+        last.set(file, { seq: sealed.seq, hash: createHash("sha256").update(JSON.stringify(sealed)).digest("hex") })
+        records.push(sealed)
+        return Effect.void
+      })
+    const query = (query: AuditQuery) =>
+      Effect.sync(() => records.filter(matches(query)).reverse().slice(0, query.limit))
+    const verifyIntegrity = () =>
+      Effect.succeed({
+        ok: true,
+        files: [...last].map(([file, { seq }]) => ({ file, records: seq })),
+        problems: [],
+        signatures: "all_epochs" as const
+      })
+    return AuditLog.of({ append, query, verifyIntegrity })
+  })
+
+export const AuditLogMemory = Layer.effect(AuditLog, makeAuditLogMemory())

@@ -1,0 +1,45 @@
+import { Context } from "effect"
+import type { Effect } from "effect"
+import type { AuditKind, AuditRecord, SealedRecord } from "../domain/AuditRecord.js"
+import type { AuditError } from "../domain/Errors.js"
+
+export interface AuditQuery {
+  readonly kind?: AuditKind | undefined
+  /** Inclusive, ISO 8601 or epoch milliseconds. */
+  readonly since?: number | undefined
+  readonly until?: number | undefined
+  readonly sender?: string | undefined
+  readonly limit: number
+}
+
+export interface IntegrityProblem {
+  readonly file: string
+  /** 1-based; 0 when the problem is the file as a whole (e.g. truncated before its checkpoint). */
+  readonly line: number
+  readonly problem:
+    | "malformed"
+    | "torn_tail"
+    | "chain_break"
+    | "bad_signature"
+    | "non_monotonic"
+    | "truncated"
+    | "unanchored"
+  readonly detail: string
+}
+
+export interface IntegrityReport {
+  readonly ok: boolean
+  readonly files: ReadonlyArray<{ readonly file: string; readonly records: number }>
+  readonly problems: ReadonlyArray<IntegrityProblem>
+  /** What the signatures were checked with: every epoch (with the seed) or only the current one. */
+  readonly signatures: "all_epochs" | "current_epoch"
+}
+
+/** The append-only, signed audit log (DESIGN section 9): myclaw keeps its own record and cannot hide it. */
+export class AuditLog extends Context.Tag("myclaw/AuditLog")<AuditLog, {
+  /** Durable (per the fsync policy) when it succeeds; a failure means the action it records must not run. */
+  readonly append: (record: AuditRecord) => Effect.Effect<void, AuditError>
+  /** Newest first, across monthly files and archives. */
+  readonly query: (query: AuditQuery) => Effect.Effect<ReadonlyArray<SealedRecord>, AuditError>
+  readonly verifyIntegrity: (options?: { readonly seed?: Uint8Array | undefined }) => Effect.Effect<IntegrityReport, AuditError>
+}>() {}
