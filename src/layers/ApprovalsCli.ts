@@ -47,19 +47,30 @@ export const ApprovalsCli = Layer.effect(
           Effect.option,
           Effect.map((answer) =>
             Option.match(answer, {
-              onNone: () => ({ granted: false, via: "timeout", reason: `no answer within ${timeoutMs / 1000} s` }),
-              onSome: (text) =>
-                /^\s*y(es)?\s*$/i.test(text)
-                  ? { granted: true, via: "user", reason: "approved on the terminal" }
-                  : { granted: false, via: "user", reason: "denied on the terminal" }
+              onNone: (): ApprovalVerdict => ({
+                granted: false,
+                via: "timeout",
+                reason: `no answer within ${timeoutMs / 1000} s`,
+                requestId: null,
+                argsHash: request.argsHash
+              }),
+              onSome: (text): ApprovalVerdict => ({
+                granted: /^\s*y(es)?\s*$/i.test(text),
+                via: "explicit",
+                reason: /^\s*y(es)?\s*$/i.test(text) ? "approved on the terminal" : "denied on the terminal",
+                requestId: null,
+                argsHash: request.argsHash
+              })
             })
           )
         )
         : Effect.succeed({
           granted: false,
           via: "non_interactive",
-          reason: "nobody can answer here (no terminal), so the request is denied"
+          reason: "nobody can answer here (no terminal), so the request is denied",
+          requestId: null,
+          argsHash: request.argsHash
         })
-    return Approvals.of({ request })
+    return Approvals.of({ request, answer: () => Effect.succeed({ accepted: false, reason: "unknown" } as const) })
   })
 )

@@ -10,8 +10,15 @@ export const ApprovalsScripted = (answer: (request: ApprovalRequest) => boolean 
         Effect.sync(() => {
           const verdict = answer(request)
           return typeof verdict === "boolean"
-            ? { granted: verdict, via: "scripted", reason: verdict ? "approved by script" : "denied by script" }
+            ? {
+              granted: verdict,
+              via: "scripted",
+              reason: verdict ? "approved by script" : "denied by script",
+              requestId: null,
+              argsHash: request.argsHash
+            }
             : verdict
-        })
+        }),
+      answer: () => Effect.succeed({ accepted: false, reason: "unknown" } as const)
     })
   )

@@ -1,4 +1,5 @@
 import { Clock, Effect } from "effect"
+import { argsHash } from "../domain/ArgsHash.js"
 import type { ActionStep } from "../domain/ExecutionTrace.js"
 import type { ToolCall, ToolResult } from "../domain/ToolCall.js"
 import type { PolicyDecision } from "../services/Policy.js"
@@ -89,11 +90,15 @@ export const runActions = Effect.fnUntraced(
           tool: tool.name,
           summary: prepared.summary,
           target: prepared.target,
+          effectClass: `${tool.name}:${prepared.target}`,
           args: prepared.args,
+          argsHash: argsHash(prepared.args),
           reason: decision.reason,
           sessionId: state.input.sessionId,
           traceId: state.traceId,
-          channel: state.input.channel
+          channel: state.input.channel,
+          requester: state.input.channel,
+          tainted: null
         })
         approval = { granted: verdict.granted, via: verdict.via, reason: verdict.reason }
         if (!verdict.granted) {

@@ -1,25 +1,81 @@
 import { Context } from "effect"
-import type { Effect } from "effect"
+import type { Effect, Option } from "effect"
 
 export interface ApprovalRequest {
   readonly tool: string
+  /** One line for a human: `write 120 bytes to notes/todo.md`. */
   readonly summary: string
   readonly target: string
+  /** `tool:target`; batch grants match on the tool and a glob of the target. */
+  readonly effectClass: string
+  /** The exact arguments that will run if granted. */
   readonly args: unknown
+  /** sha256 of the canonical JSON of `args`: what is executed must hash the same. */
+  readonly argsHash: string
+  /** Why the policy asks (its rule and reason). */
   readonly reason: string
   readonly sessionId: string
   readonly traceId: string
   readonly channel: string
+  /** Who asked: the owner of the session (e.g. `cli:alice`); only they may answer. */
+  readonly requester: string
+  /** Set when the turn carries untrusted content: a fresh answer is needed (no grant covers it), and the question says so. */
+  readonly tainted: { readonly sources: ReadonlyArray<string> } | null
 }
 
 export interface ApprovalVerdict {
   readonly granted: boolean
-  /** `user` (answered), `timeout`, `non_interactive` (nobody to ask), or the name of a scripted answerer. */
+  /** `explicit`, `batch` (inside a window), `session`, `timeout`, `non_interactive`, `limit`, `audit_failed`... */
   readonly via: string
   readonly reason: string
+  /** The request this verdict answers; null when no request was made (e.g. the pending limit). */
+  readonly requestId: string | null
+  /** The hash of the arguments that were approved. */
+  readonly argsHash: string
 }
 
-/** Asks the owner; the channels implement it. An unanswered request counts as denied. */
+/** How the owner answered: deny, or grant once, for N minutes (same tool, same target glob), or for the session. */
+export type ApprovalDecision =
+  | { readonly _tag: "Deny" }
+  | { readonly _tag: "Once" }
+  | { readonly _tag: "ForMinutes"; readonly minutes: number; readonly targetGlob?: string | undefined }
+  | { readonly _tag: "ForSession"; readonly targetGlob?: string | undefined }
+
+export interface ApprovalAnswer {
+  readonly requestId: string
+  readonly nonce: string
+  /** Who answered, in the requester's form (`cli:alice`, `telegram:12345`). */
+  readonly answerer: string
+  readonly decision: ApprovalDecision
+}
+
+export type AnswerOutcome =
+  | { readonly accepted: true }
+  | { readonly accepted: false; readonly reason: "unknown" | "nonce_mismatch" | "foreign" | "expired" | "already_answered" }
+
+/** A request waiting for its answer, as a channel shows it. */
+export interface PendingApproval {
+  readonly requestId: string
+  readonly nonce: string
+  /** Epoch milliseconds; an answer after it is refused and the request counts as denied. */
+  readonly expiresAt: number
+  readonly request: ApprovalRequest
+}
+
+/**
+ * Approvals (DESIGN section 7): bound to the owner, the session and the trace by a nonce; an answer counts once,
+ * before expiry, from the owner; the arguments executed are the arguments approved.
+ */
 export class Approvals extends Context.Tag("myclaw/Approvals")<Approvals, {
   readonly request: (request: ApprovalRequest) => Effect.Effect<ApprovalVerdict>
+  /** An answer from a channel (a button press, a typed reply); refused answers are audited and change nothing. */
+  readonly answer: (answer: ApprovalAnswer) => Effect.Effect<AnswerOutcome>
+}>() {}
+
+/**
+ * How a channel shows a request to its owner. It returns the owner's answer when it has one at hand (a terminal
+ * prompt), or None when the answer will come later through `Approvals.answer` (a Telegram button) or never.
+ */
+export class ApprovalChannel extends Context.Tag("myclaw/ApprovalChannel")<ApprovalChannel, {
+  readonly present: (pending: PendingApproval) => Effect.Effect<Option.Option<ApprovalAnswer>>
 }>() {}
