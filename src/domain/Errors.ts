@@ -10,7 +10,8 @@ export const LlmFailure = Schema.Literal(
   "BadRequest",
   "BadResponse",
   "ContextTooLong",
-  "NotConfigured"
+  "NotConfigured",
+  "BudgetExceeded"
 )
 export type LlmFailure = typeof LlmFailure.Type
 
@@ -68,4 +69,13 @@ export class TraceStoreError extends Schema.TaggedError<TraceStoreError>()("Trac
 export class AuditError extends Schema.TaggedError<AuditError>()("AuditError", {
   path: Schema.String,
   message: Schema.String
+}) {}
+
+/** An LLM call would pass the daily hard cap: it is not made. */
+export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("BudgetExceeded", {
+  spentEur: Schema.Number,
+  reservedEur: Schema.Number,
+  callEur: Schema.Number,
+  hardCapEur: Schema.Number,
+  resetsAt: Schema.Number
 }) {}

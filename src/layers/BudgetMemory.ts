@@ -1,38 +1,16 @@
 import { Clock, Effect, Layer } from "effect"
-import { Budget, type BudgetStatus } from "../services/Budget.js"
+import { Budget } from "../services/Budget.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
+import { budgetService, dayOf, freshDay, makeBudgetCore } from "./budget/BudgetCore.js"
 
-const localDay = (millis: number): string => {
-  const date = new Date(millis)
-  return `${date.getFullYear()}-${date.getMonth() + 1}-${date.getDate()}`
-}
-
-/** Daily counters in memory, reset at local midnight; durable counters come with the budget file. */
+/** The budget's counters in memory only: for embedding and benchmarks without a workspace's budget.json. */
 export const BudgetMemory = Layer.effect(
   Budget,
   Effect.gen(function*() {
     const { config } = yield* MyclawConfig
-    const { hardCapEur, softCapEur } = config.budget
-    let day = localDay(yield* Clock.currentTimeMillis)
-    let spentUsd = 0
-    const rollover = (millis: number) => {
-      const today = localDay(millis)
-      if (today !== day) {
-        day = today
-        spentUsd = 0
-      }
-    }
-    const status = Effect.map(Clock.currentTimeMillis, (millis): BudgetStatus => {
-      rollover(millis)
-      const spentEur = spentUsd * config.usdToEur
-      const level = spentEur >= hardCapEur ? "hard" : spentEur >= softCapEur ? "soft" : "ok"
-      return { level, spentEur, softCapEur, hardCapEur }
-    })
-    const record = (costUsd: number) =>
-      Effect.map(Clock.currentTimeMillis, (millis) => {
-        rollover(millis)
-        spentUsd += costUsd
-      })
-    return Budget.of({ status, record })
+    const settings = { ...config.budget, usdToEur: config.usdToEur, pricing: config.pricing }
+    const now = yield* Clock.currentTimeMillis
+    const core = yield* makeBudgetCore(settings, freshDay(dayOf(now, settings.timeZone)), () => Effect.void)
+    return budgetService(core, (request) => core.setOverride(request.until))
   })
 )

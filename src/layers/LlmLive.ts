@@ -2,6 +2,7 @@ import type { FileSystem, HttpClient } from "@effect/platform"
 import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
 import type { AppConfig, ProviderConfig } from "../domain/AppConfig.js"
 import type { ConfigFileError } from "../domain/Errors.js"
+import { Budget } from "../services/Budget.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { makeAnthropicProvider } from "./llm/AnthropicProvider.js"
@@ -48,6 +49,6 @@ export const LlmLive = Layer.effect(
     if (loaded && tiers.frontier.length + tiers["local-fast"].length === 0) {
       yield* Effect.logWarning(`no LLM provider is configured: chat answers nothing until "tiers" is set in ${file}`)
     }
-    return makeLlmTiers(tiers, tierSettings(config, file))
+    return makeLlmTiers(tiers, tierSettings(config, file), yield* Budget)
   })
 )

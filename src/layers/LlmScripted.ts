@@ -1,5 +1,6 @@
 import { Effect, Layer } from "effect"
 import type { LlmRequest } from "../domain/LlmTypes.js"
+import { Budget } from "../services/Budget.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { makeScriptedProvider, type ScriptEntry } from "./llm/ScriptedProvider.js"
@@ -12,7 +13,7 @@ export const LlmScripted = (entries: ReadonlyArray<ScriptEntry>, model = "script
     Effect.gen(function*() {
       const { config } = yield* MyclawConfig
       const provider = yield* makeScriptedProvider(entries, model)
-      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, tierSettings(config, "<scripted>"))
+      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, tierSettings(config, "<scripted>"), yield* Budget)
     })
   )
 
@@ -29,6 +30,6 @@ export const LlmFunction = (answer: (request: LlmRequest) => ScriptEntry) =>
         generate: (request: LlmRequest, timeoutMs: number) =>
           Effect.flatMap(makeScriptedProvider([answer(request)], "function"), (p) => p.generate(request, timeoutMs))
       }
-      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, tierSettings(config, "<function>"))
+      return makeLlmTiers({ frontier: [provider], "local-fast": [] }, tierSettings(config, "<function>"), yield* Budget)
     })
   )

@@ -5,7 +5,8 @@ import type { FailedAttempt, Tier } from "../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../domain/LlmTypes.js"
 import { Llm, type ProviderHealth } from "../services/Llm.js"
 import type { Provider } from "./llm/Provider.js"
-import { makePricing } from "./llm/Pricing.js"
+import { makePricing, priceOf } from "./llm/Pricing.js"
+import type { Budget } from "../services/Budget.js"
 
 export type TierProviders = Readonly<Record<Tier, ReadonlyArray<Provider>>>
 
@@ -25,6 +26,21 @@ export const tierSettings = (config: AppConfig, configFile: string): TierSetting
   retries: config.retries,
   configFile
 })
+
+/** When neither the request nor the provider says: what a reservation assumes the answer may cost. */
+const DEFAULT_MAX_OUTPUT = 4096
+
+/** A generous count of the prompt's tokens (3 characters a token), for reservations only. */
+export const estimateInputTokens = (request: LlmRequest): number => {
+  let chars = 0
+  for (const block of request.system) chars += block.text.length
+  for (const message of request.messages) {
+    chars += message.content.length
+    if (message.role === "assistant") for (const call of message.toolCalls) chars += JSON.stringify(call.args ?? "").length
+  }
+  for (const tool of request.tools) chars += tool.description.length + JSON.stringify(tool.parameters).length
+  return Math.ceil(chars / 3)
+}
 
 /** Cool-downs after consecutive failures: 30 s, then 1 min, then 5 min. */
 const COOLDOWNS_MS = [30_000, 60_000, 300_000]
@@ -46,20 +62,48 @@ interface State {
  * failures (auth, bad request) end the call at once with the provider's error. A provider that failed is
  * cooled down before it is tried first again. A tier with no provider borrows the other tier's.
  */
-export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings) => {
+export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budget?: Budget["Type"]) => {
   const cost = makePricing(settings.pricing)
   const states = new Map<Provider, State>()
   const entries = (["frontier", "local-fast"] as const).flatMap((tier) => tiers[tier].map((p) => ({ tier, p })))
   for (const { p } of entries) states.set(p, { failures: 0, cooldownUntil: 0, lastSuccessAt: null, lastError: null })
   const stateOf = (p: Provider) => states.get(p)!
 
-  const attemptOnce = (p: Provider, request: LlmRequest) =>
+  const call = (p: Provider, request: LlmRequest) =>
     p.selfTimed === true
       ? p.generate(request, settings.timeoutMs)
       : Effect.timeoutFail(p.generate(request, settings.timeoutMs), {
         duration: Duration.millis(settings.timeoutMs),
         onTimeout: () => llmTimeout(p.name, settings.timeoutMs)
       })
+
+  /** With a budget, each attempt first reserves its maximum cost and settles the real one after. */
+  const attemptOnce = (p: Provider, request: LlmRequest): ReturnType<Provider["generate"]> => {
+    if (budget === undefined) return call(p, request)
+    const priced = priceOf(settings.pricing, p.model) !== undefined
+    return Effect.flatMap(
+      Effect.mapError(
+        budget.reserve({
+          model: p.model,
+          inputTokens: priced ? estimateInputTokens(request) : 0,
+          maxOutputTokens: request.maxTokens ?? p.maxOutputTokens ?? DEFAULT_MAX_OUTPUT
+        }),
+        (exceeded) =>
+          new LlmError({
+            reason: "BudgetExceeded",
+            provider: p.name,
+            message: `this call could cost up to ${exceeded.callEur.toFixed(4)} EUR: with ${
+              (exceeded.spentEur + exceeded.reservedEur).toFixed(4)
+            } EUR spent or reserved today that passes the ${exceeded.hardCapEur.toFixed(2)} EUR hard cap`
+          })
+      ),
+      (reservation) =>
+        call(p, request).pipe(
+          Effect.tap((response) => Effect.flatMap(cost(response.model, response.usage), (usd) => budget.settle(reservation, usd))),
+          Effect.tapError(() => budget.settle(reservation, 0))
+        )
+    )
+  }
 
   /** One provider, retried on transient failures; every failed attempt is recorded. */
   const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) => {

@@ -18,9 +18,9 @@ export const BaseLayer = MyclawConfigLive.pipe(
 )
 
 /** The services of a turn, from the configuration. */
-export const ServicesLayer = Layer.mergeAll(LlmLive, PolicyLive, ApprovalsCli, BudgetMemory).pipe(
+export const ServicesLayer = Layer.mergeAll(LlmLive, PolicyLive, ApprovalsCli).pipe(
   Layer.provideMerge(PromptBuilderLive),
-  Layer.provideMerge(Layer.merge(ToolRegistryLive, TraceStoreFile))
+  Layer.provideMerge(Layer.mergeAll(ToolRegistryLive, TraceStoreFile, BudgetMemory))
 )
 
 /** The whole graph from configuration (DESIGN section 1): compose once, at the edge. */

@@ -6,12 +6,14 @@ import * as NodePath from "node:path"
 import { AppConfig } from "../domain/AppConfig.js"
 import type { ApprovalRequest, ApprovalVerdict } from "../services/Approvals.js"
 import type { Tool } from "../domain/Tool.js"
+import type { Budget } from "../services/Budget.js"
 import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
 import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
 import { ApprovalsScripted } from "./ApprovalsScripted.js"
-import { BudgetMemory } from "./BudgetMemory.js"
+import { AuditLogMemory } from "./AuditLogMemory.js"
+import { BudgetLive } from "./BudgetLive.js"
 import type { ScriptEntry } from "./llm/ScriptedProvider.js"
 import { LlmScripted } from "./LlmScripted.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
@@ -44,7 +46,7 @@ export interface TestOptions {
   /** The model's answers, in order; ignored when `llm` is given. */
   readonly script?: ReadonlyArray<ScriptEntry>
   /** Another model layer (e.g. `LlmFunction` to see the requests, or `LlmLive` against a local server). */
-  readonly llm?: Layer.Layer<Llm, unknown, MyclawConfig | FileSystem.FileSystem | HttpClient.HttpClient>
+  readonly llm?: Layer.Layer<Llm, unknown, MyclawConfig | Budget | FileSystem.FileSystem | HttpClient.HttpClient>
   /** `file` keeps traces as production does, in the workspace, and reads them back from there. */
   readonly traceStore?: "memory" | "file"
   /** Tools added to the built-in ones. */
@@ -63,13 +65,13 @@ export const TestLayer = (options: TestOptions) => {
   const services = Layer.mergeAll(
     options.llm ?? LlmScripted(options.script ?? []),
     PolicyLive,
-    ApprovalsScripted(options.approve ?? (() => false)),
-    BudgetMemory
+    ApprovalsScripted(options.approve ?? (() => false))
   ).pipe(
     Layer.provideMerge(PromptBuilderLive),
-    Layer.provideMerge(Layer.merge(
+    Layer.provideMerge(Layer.mergeAll(
       ToolRegistryWith(options.tools ?? []),
-      options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory
+      options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
+      BudgetLive.pipe(Layer.provideMerge(AuditLogMemory))
     ))
   )
   return AgentRuntimeLive.pipe(Layer.provideMerge(services), Layer.provideMerge(base))

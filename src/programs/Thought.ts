@@ -10,7 +10,7 @@ export type ThoughtResult =
 
 /**
  * The Thought: one LLM call on the chosen tier (the Llm layer times out, retries and fails over within the
- * tier). Records the ThoughtStep, adds its cost to the trace and to the day's budget.
+ * tier, and reserves and settles its cost in the day's budget). Records the ThoughtStep and its cost.
  */
 export const think = Effect.fnUntraced(function*(deps: TurnDeps, state: TurnState, tier: Tier) {
   const started = yield* Clock.currentTimeMillis
@@ -42,6 +42,5 @@ export const think = Effect.fnUntraced(function*(deps: TurnDeps, state: TurnStat
     failed_attempts: response.failedAttempts
   })
   state.costUsd += response.costUsd
-  if (response.costUsd > 0) yield* deps.budget.record(response.costUsd)
   return { _tag: "Answered", response } as const satisfies ThoughtResult
 })

@@ -13,7 +13,7 @@ import { TraceStore } from "../services/TraceStore.js"
 import { runActions } from "./Actions.js"
 import { closeTrace, type TurnState } from "./TurnState.js"
 import { think } from "./Thought.js"
-import { budgetHitMessage, llmFailureMessage, stepsExhaustedMessage } from "./Messages.js"
+import { budgetHitMessage, llmFailureMessage, softCapNotice, stepsExhaustedMessage } from "./Messages.js"
 
 const encodeLlmError = Schema.encodeSync(LlmError)
 
@@ -70,10 +70,16 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
       const thought = yield* think(deps, state, tier)
       if (thought._tag === "Failed") {
         state.metadata.error = encodeLlmError(thought.error)
+        if (thought.error.reason === "BudgetExceeded") return end("budget_hit", budgetHitMessage(yield* budget.status))
         return end("timeout_steps", llmFailureMessage(thought.error))
       }
       const response = thought.response
-      if (response.toolCalls.length === 0) return end("success", response.text)
+      if (response.toolCalls.length === 0) {
+        const after = yield* budget.status
+        if (!after.softNoticePending) return end("success", response.text)
+        yield* budget.softNoticeGiven
+        return end("success", `${response.text}\n\n${softCapNotice(after)}`)
+      }
       state.messages.push({ role: "assistant", content: response.text, toolCalls: response.toolCalls })
       const stop = yield* runActions(deps, state, response.toolCalls, end)
       if (stop) return true

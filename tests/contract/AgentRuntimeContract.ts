@@ -341,7 +341,7 @@ export const agentRuntimeContract = (
         const trace = yield* turn()
         assert.strictEqual(trace.outcome, "budget_hit")
         assert.strictEqual(llm.requests.length, 0)
-        assert.include(trace.final_response!, "midnight")
+        assert.include(trace.final_response!, "until it resets at")
         yield* persistedOnce(trace)
       }).pipe(Effect.provide(make({ llm: llm.layer, config: { budget: { softCapEur: 0, hardCapEur: 0 } } })))
     })

@@ -3,6 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import { AppConfig } from "../../src/domain/AppConfig.js"
+import { BudgetMemory } from "../../src/layers/BudgetMemory.js"
 import { LlmLive } from "../../src/layers/LlmLive.js"
 import { MyclawConfigFixed } from "../../src/layers/MyclawConfigLive.js"
 import { TestLayer } from "../../src/layers/Test.js"
@@ -16,7 +17,8 @@ const request = { tier: "frontier", system: [], messages: [{ role: "user", conte
 /** LlmLive from a configuration, over a real HTTP client, with `env` as the environment. */
 const llmFrom = (config: Partial<typeof AppConfig.Encoded>, env: Record<string, string> = {}) =>
   LlmLive.pipe(
-    Layer.provide(MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)({ retries: { max: 1, baseDelayMs: 1 }, ...config }))),
+    Layer.provide(BudgetMemory),
+    Layer.provideMerge(MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)({ retries: { max: 1, baseDelayMs: 1 }, ...config }))),
     Layer.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici)),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))

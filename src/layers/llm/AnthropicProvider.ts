@@ -100,5 +100,5 @@ export const makeAnthropicProvider = (
       return yield* decode(body)
     })
 
-    return { name, model: config.model, generate }
+    return { name, model: config.model, generate, maxOutputTokens: config.maxTokens }
   })

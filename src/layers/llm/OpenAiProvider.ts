@@ -163,5 +163,5 @@ export const makeOpenAiProvider = (
       }
     )
 
-    return { name, model: config.model, generate }
+    return { name, model: config.model, generate, maxOutputTokens: config.maxTokens }
   })

@@ -15,4 +15,6 @@ export interface Provider {
    * timeout (a forked timer fiber per call, about 20 us: nothing next to a network call, most of a fake one).
    */
   readonly selfTimed?: boolean
+  /** The most output tokens a call may produce (its `maxTokens`), for budget reservations. */
+  readonly maxOutputTokens?: number
 }

@@ -1,0 +1,149 @@
+import { Clock, DateTime, Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import type { ModelPrice } from "../../domain/AppConfig.js"
+import { BudgetExceeded } from "../../domain/Errors.js"
+import { Budget, type BudgetStatus, type Reservation } from "../../services/Budget.js"
+import { costUsd, priceOf } from "../llm/Pricing.js"
+
+/** What budget.json holds: the day's counters, not a log. */
+export interface BudgetState {
+  readonly day: string
+  readonly spentEur: number
+  /** Calls in flight: their maximum cost, durable so that a crash never under-counts. */
+  readonly reservations: Readonly<Record<string, number>>
+  readonly overrideUntil: number | null
+  readonly softNoticeGiven: boolean
+}
+
+export interface BudgetSettings {
+  readonly softCapEur: number
+  readonly hardCapEur: number
+  readonly timeZone: string
+  readonly usdToEur: number
+  readonly pricing: Readonly<Record<string, ModelPrice>>
+}
+
+export const dayOf = (millis: number, timeZone: string): string => {
+  const { day, month, year } = DateTime.toParts(DateTime.unsafeMakeZoned(millis, { timeZone }))
+  return `${year}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`
+}
+
+export const nextMidnight = (millis: number, timeZone: string): number =>
+  DateTime.toEpochMillis(DateTime.add(DateTime.startOf(DateTime.unsafeMakeZoned(millis, { timeZone }), "day"), { days: 1 }))
+
+export const freshDay = (day: string): BudgetState => ({
+  day,
+  spentEur: 0,
+  reservations: {},
+  overrideUntil: null,
+  softNoticeGiven: false
+})
+
+const sum = (reservations: Readonly<Record<string, number>>) =>
+  Object.values(reservations).reduce((total, eur) => total + eur, 0)
+
+/**
+ * The budget over a state and a way to save it. Every change happens under one lock, so that many sessions
+ * reserving at once never pass the hard cap together; a change that moves no money is not saved.
+ */
+export const makeBudgetCore = (
+  settings: BudgetSettings,
+  initial: BudgetState,
+  save: (state: BudgetState) => Effect.Effect<void>
+) =>
+  Effect.gen(function*() {
+    const lock = yield* Effect.makeSemaphore(1)
+    let state = initial
+    const rollover = (now: number) => {
+      const today = dayOf(now, settings.timeZone)
+      if (today !== state.day) state = { ...freshDay(today), reservations: state.reservations }
+    }
+    const hardCapActive = (now: number) => state.overrideUntil === null || now >= state.overrideUntil
+
+    const snapshot = (now: number): BudgetStatus => {
+      const reservedEur = sum(state.reservations)
+      const hard = hardCapActive(now) && state.spentEur + reservedEur >= settings.hardCapEur
+      const soft = state.spentEur >= settings.softCapEur
+      return {
+        level: hard ? "hard" : soft ? "soft" : "ok",
+        day: state.day,
+        timeZone: settings.timeZone,
+        spentEur: state.spentEur,
+        reservedEur,
+        softCapEur: settings.softCapEur,
+        hardCapEur: settings.hardCapEur,
+        resetsAt: nextMidnight(now, settings.timeZone),
+        overrideUntil: state.overrideUntil !== null && now < state.overrideUntil ? state.overrideUntil : null,
+        softNoticePending: soft && !state.softNoticeGiven
+      }
+    }
+
+    const locked = <A, E>(f: (now: number) => Effect.Effect<A, E>) =>
+      lock.withPermits(1)(Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        rollover(now)
+        return f(now)
+      }))
+
+    const status = Effect.map(Clock.currentTimeMillis, (now) => {
+      rollover(now)
+      return snapshot(now)
+    })
+
+    const reserve = (call: { readonly model: string; readonly inputTokens: number; readonly maxOutputTokens: number }) =>
+      locked((now) => {
+        const price = priceOf(settings.pricing, call.model)
+        const eur = price === undefined
+          ? 0
+          : costUsd(price, { input: call.inputTokens, output: call.maxOutputTokens, cached: 0 }) * settings.usdToEur
+        const reservedEur = sum(state.reservations)
+        if (hardCapActive(now) && state.spentEur + reservedEur + eur > settings.hardCapEur) {
+          return Effect.fail(
+            new BudgetExceeded({
+              spentEur: state.spentEur,
+              reservedEur,
+              callEur: eur,
+              hardCapEur: settings.hardCapEur,
+              resetsAt: nextMidnight(now, settings.timeZone)
+            })
+          )
+        }
+        const reservation: Reservation = { id: `r_${randomBytes(6).toString("hex")}`, eur }
+        if (eur === 0) return Effect.succeed(reservation)
+        state = { ...state, reservations: { ...state.reservations, [reservation.id]: eur } }
+        return Effect.as(save(state), reservation)
+      })
+
+    const settle = (reservation: Reservation, cost: number) =>
+      locked(() => {
+        const eur = cost * settings.usdToEur
+        if (reservation.eur === 0 && eur === 0) return Effect.void
+        const { [reservation.id]: _settled, ...rest } = state.reservations
+        state = { ...state, spentEur: state.spentEur + eur, reservations: rest }
+        return save(state)
+      })
+
+    const softNoticeGiven = locked(() => {
+      if (state.softNoticeGiven) return Effect.void
+      state = { ...state, softNoticeGiven: true }
+      return save(state)
+    })
+
+    const setOverride = (until: number) =>
+      locked(() => {
+        state = { ...state, overrideUntil: until }
+        return save(state)
+      })
+
+    return { status, reserve, settle, softNoticeGiven, setOverride, current: () => state }
+  })
+
+export type BudgetCore = Effect.Effect.Success<ReturnType<typeof makeBudgetCore>>
+
+export const budgetService = (core: BudgetCore, override: Budget["Type"]["override"]) =>
+  Budget.of({
+    status: core.status,
+    reserve: core.reserve,
+    settle: core.settle,
+    softNoticeGiven: core.softNoticeGiven,
+    override
+  })
