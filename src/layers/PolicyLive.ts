@@ -23,8 +23,11 @@ const compile = (rule: PolicyRule): CompiledRule => {
 
 const deny = (rule: string, reason: string): PolicyDecision => ({ verdict: "deny", rule, reason })
 
-/** Writes that no rule can allow (DESIGN section 7): the constitution, the audit log, outside the workspace. */
-const hardDenial = ({ target, tool }: PolicyInput): PolicyDecision | undefined => {
+/** Denials no rule can lift (DESIGN section 7, issue 4). */
+const hardDenial = ({ provenance, target, tool }: PolicyInput): PolicyDecision | undefined => {
+  if (tool.targetKind === "host" && provenance.untrustedHosts.has(target) && !provenance.userMessage.includes(target)) {
+    return deny("builtin:untrusted-egress", `${target} first appeared in untrusted content and you did not name it`)
+  }
   if (tool.targetKind !== "path" || !tool.hasSideEffects) return undefined
   if (target.startsWith("/") || target === ".." || target.startsWith("../")) {
     return deny("builtin:outside-workspace", `${target} is outside the workspace`)
@@ -33,32 +36,50 @@ const hardDenial = ({ target, tool }: PolicyInput): PolicyDecision | undefined =
   if (target === ".audit" || target.startsWith(".audit/")) {
     return deny("builtin:audit", "the audit log is append-only and written by myclaw alone")
   }
+  if (target === ".state" || target.startsWith(".state/")) {
+    return deny("builtin:state", "myclaw's own state (approvals) is not for tools to change")
+  }
   return undefined
 }
 
-/** Rules from the configuration, first match wins, after the built-in denials and before the defaults. */
-export const makePolicy = (rules: ReadonlyArray<PolicyRule>) => {
-  const compiled = rules.map(compile)
-  const evaluate = (input: PolicyInput): Effect.Effect<PolicyDecision> => {
-    const denied = hardDenial(input)
-    if (denied !== undefined) return Effect.succeed(denied)
-    for (const { rule, target, tool } of compiled) {
-      if (tool.test(input.tool.name) && (target === undefined || target.test(input.target))) {
-        return Effect.succeed({
-          verdict: rule.decision,
-          rule: rule.match,
-          reason: rule.reason ?? `configured rule ${rule.match}`,
-          forceTier: rule.forceTier
-        })
+/**
+ * Rules from the configuration, first match wins, after the built-in denials and before the defaults. In a
+ * turn that carries untrusted content every side-effecting call needs a fresh approval, whatever the rules.
+ */
+export const makePolicy = (initial: ReadonlyArray<PolicyRule>) =>
+  Effect.sync(() => {
+    let compiled = initial.map(compile)
+    const decide = (input: PolicyInput): PolicyDecision => {
+      const denied = hardDenial(input)
+      if (denied !== undefined) return denied
+      for (const { rule, target, tool } of compiled) {
+        if (tool.test(input.tool.name) && (target === undefined || target.test(input.target))) {
+          return {
+            verdict: rule.decision,
+            rule: rule.match,
+            reason: rule.reason ?? `configured rule ${rule.match}`,
+            forceTier: rule.forceTier
+          }
+        }
       }
-    }
-    return Effect.succeed(
-      input.tool.hasSideEffects
+      return input.tool.hasSideEffects
         ? { verdict: "approve_required", rule: "default:side-effects", reason: "the tool changes things" }
         : { verdict: "allow", rule: "default:read-only", reason: "the tool has no side effects" }
-    )
-  }
-  return Policy.of({ evaluate })
-}
+    }
+    const evaluate = (input: PolicyInput): Effect.Effect<PolicyDecision> =>
+      Effect.sync(() => {
+        const decision = decide(input)
+        const sources = input.provenance.untrustedSources
+        if (decision.verdict === "deny" || !input.tool.hasSideEffects || sources.length === 0) return decision
+        return {
+          ...decision,
+          verdict: "approve_required",
+          reason: `${decision.reason}; it follows untrusted content from ${sources.join(", ")}`,
+          taintedBy: sources
+        }
+      })
+    const setRules = (rules: ReadonlyArray<PolicyRule>) => Effect.sync(() => void (compiled = rules.map(compile)))
+    return Policy.of({ evaluate, setRules })
+  })
 
-export const PolicyLive = Layer.effect(Policy, Effect.map(MyclawConfig, ({ config }) => makePolicy(config.policy.rules)))
+export const PolicyLive = Layer.effect(Policy, Effect.flatMap(MyclawConfig, ({ config }) => makePolicy(config.policy.rules)))

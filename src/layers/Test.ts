@@ -4,7 +4,9 @@ import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 import * as NodePath from "node:path"
 import { AppConfig } from "../domain/AppConfig.js"
-import type { ApprovalRequest, ApprovalVerdict } from "../services/Approvals.js"
+import type { ApprovalRequest, Approvals, ApprovalVerdict } from "../services/Approvals.js"
+import type { AuditLog } from "../services/AuditLog.js"
+import type { Policy } from "../services/Policy.js"
 import type { Tool } from "../domain/Tool.js"
 import type { Budget } from "../services/Budget.js"
 import type { Llm } from "../services/Llm.js"
@@ -54,6 +56,8 @@ export interface TestOptions {
   /** myclaw.json as a user writes it (defaults apply), decoded like the real file. */
   readonly config?: Partial<typeof AppConfig.Encoded>
   readonly approve?: (request: ApprovalRequest) => boolean | ApprovalVerdict
+  /** Another Approvals layer (it may use the policy and the audit log of the graph). */
+  readonly approvals?: Layer.Layer<Approvals, unknown, Policy | AuditLog | MyclawConfig | Workspace>
 }
 
 /** The production graph with fakes at the edges: scripted model, scripted approvals, memory traces, temp workspace. */
@@ -64,10 +68,9 @@ export const TestLayer = (options: TestOptions) => {
   )
   const services = Layer.mergeAll(
     options.llm ?? LlmScripted(options.script ?? []),
-    PolicyLive,
-    ApprovalsScripted(options.approve ?? (() => false))
+    options.approvals ?? ApprovalsScripted(options.approve ?? (() => false))
   ).pipe(
-    Layer.provideMerge(PromptBuilderLive),
+    Layer.provideMerge(Layer.merge(PromptBuilderLive, PolicyLive)),
     Layer.provideMerge(Layer.mergeAll(
       ToolRegistryWith(options.tools ?? []),
       options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,

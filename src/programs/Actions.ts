@@ -2,7 +2,8 @@ import { Clock, Effect } from "effect"
 import { argsHash } from "../domain/ArgsHash.js"
 import type { ActionStep } from "../domain/ExecutionTrace.js"
 import type { ToolCall, ToolResult } from "../domain/ToolCall.js"
-import type { PolicyDecision } from "../services/Policy.js"
+import type { Tool } from "../domain/Tool.js"
+import type { PolicyDecision, Provenance } from "../services/Policy.js"
 import type { Validated } from "../services/ToolRegistry.js"
 import type { End, TurnDeps, TurnState } from "./TurnState.js"
 
@@ -65,7 +66,8 @@ export const runActions = Effect.fnUntraced(
       }
       state.invalidStreak = 0
       const { prepared, tool } = validated
-      const decision = yield* deps.policy.evaluate({ tool, target: prepared.target, args: prepared.args })
+      const policyInput = { tool, target: prepared.target, args: prepared.args, provenance: provenanceOf(state) }
+      const decision = yield* deps.policy.evaluate(policyInput)
       if (decision.forceTier === "frontier") state.forceFrontier = true
       if (decision.verdict === "deny") {
         yield* flush
@@ -98,7 +100,7 @@ export const runActions = Effect.fnUntraced(
           traceId: state.traceId,
           channel: state.input.channel,
           requester: state.input.channel,
-          tainted: null
+          tainted: decision.taintedBy === undefined ? null : { sources: decision.taintedBy }
         })
         approval = { granted: verdict.granted, via: verdict.via, reason: verdict.reason }
         if (!verdict.granted) {
@@ -109,6 +111,24 @@ export const runActions = Effect.fnUntraced(
             approval
           }))
           return end("user_aborted", `I did not run ${tool.name}: ${prepared.summary} was not approved (${verdict.reason}).`)
+        }
+        if (verdict.argsHash !== argsHash(prepared.args)) {
+          state.steps.push(actionStep(call, { args: prepared.args, policy_decision: "approve_required", approval }))
+          return end("user_aborted", `I did not run ${tool.name}: its arguments are not the ones that were approved.`)
+        }
+        // Judged again at launch: a rule that turned to deny since the approval wins.
+        const atLaunch = yield* deps.policy.evaluate({ ...policyInput, provenance: provenanceOf(state) })
+        if (atLaunch.verdict === "deny") {
+          state.steps.push(actionStep(call, {
+            args: prepared.args,
+            policy_decision: "deny",
+            policy_reason: `${atLaunch.rule}: ${atLaunch.reason}`,
+            approval
+          }))
+          return end(
+            "policy_denied",
+            `I did not run ${tool.name} on ${prepared.target}: it was approved, but the policy rule "${atLaunch.rule}" now denies it (${atLaunch.reason}).`
+          )
         }
       }
       const runnable: Runnable = { valid: validated, decision, approval }
@@ -132,9 +152,34 @@ const execute = (deps: TurnDeps, runnable: Runnable): Effect.Effect<Executed> =>
       (result) => Effect.map(Clock.currentTimeMillis, (finished) => ({ result, wallMs: finished - started, finishedAt: finished }))
     ))
 
+const provenanceOf = (state: TurnState): Provenance => ({
+  untrustedSources: state.untrustedSources,
+  untrustedHosts: state.untrustedHosts,
+  userMessage: state.input.userMessage
+})
+
+const urlHost = /\bhttps?:\/\/([a-z0-9-]+(?:\.[a-z0-9-]+)+)/gi
+
+/**
+ * Untrusted content entering the turn taints it (issue 4): its source is remembered, and so is every host it
+ * names that the user did not. A file or folder the user named is theirs, not untrusted.
+ */
+const taint = (state: TurnState, tool: Tool, target: string, result: ToolResult): void => {
+  if (!tool.external || result.status === "failed") return
+  const message = state.input.userMessage
+  if (tool.targetKind === "path" && target !== "." && message.includes(target)) return
+  const source = result.source ?? tool.name
+  if (!state.untrustedSources.includes(source)) state.untrustedSources.push(source)
+  for (const match of result.content.matchAll(urlHost)) {
+    const host = match[1]!.toLowerCase()
+    if (!message.toLowerCase().includes(host)) state.untrustedHosts.add(host)
+  }
+}
+
 const observe = (deps: TurnDeps, state: TurnState, runnable: Runnable, executed: Executed): void => {
   const { call, prepared, tool } = runnable.valid
   const { result } = executed
+  taint(state, tool, prepared.target, result)
   state.steps.push(actionStep(call, {
     args: prepared.args,
     policy_decision: runnable.decision.verdict,

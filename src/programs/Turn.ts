@@ -47,6 +47,8 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     costUsd: 0,
     invalidStreak: 0,
     forceFrontier: false,
+    untrustedSources: [],
+    untrustedHosts: new Set(),
     outcome: undefined,
     finalResponse: null,
     metadata: {}

@@ -32,6 +32,9 @@ export interface TurnState {
   costUsd: number
   /** Consecutive invalid tool calls; two end the turn as tool_hallucination. */
   invalidStreak: number
+  /** Where untrusted content in this turn came from, and the hosts it named (the taint rule). */
+  readonly untrustedSources: Array<string>
+  readonly untrustedHosts: Set<string>
   /** Set once the policy forced `frontier` for a sensitive call: the following Thoughts ignore the soft cap. */
   forceFrontier: boolean
   outcome: Outcome | undefined

@@ -7,9 +7,12 @@ import { MyclawConfigFixed } from "../../src/layers/MyclawConfigLive.js"
 import { makePolicy, PolicyLive } from "../../src/layers/PolicyLive.js"
 import { WorkspaceTemp } from "../../src/layers/Test.js"
 import { makeFsTools } from "../../src/layers/tools/FsTools.js"
-import { Policy } from "../../src/services/Policy.js"
+import { Policy, type Provenance } from "../../src/services/Policy.js"
 
 const Env = Layer.provideMerge(WorkspaceTemp, NodeContext.layer)
+
+/** A turn with no untrusted content in it. */
+const clean: Provenance = { untrustedSources: [], untrustedHosts: new Set(), userMessage: "" }
 
 const fsTool = (name: "fs_read" | "fs_list" | "fs_write") =>
   Effect.map(makeFsTools, (tools) => tools.find((tool) => tool.name === name)!)
@@ -18,7 +21,8 @@ const fsTool = (name: "fs_read" | "fs_list" | "fs_write") =>
 const decide = (rules: ReadonlyArray<PolicyRule>, tool: Tool, args: unknown) =>
   Effect.gen(function*() {
     const prepared = Either.getOrThrow(tool.prepare(args))
-    const decision = yield* makePolicy(rules).evaluate({ tool, target: prepared.target, args: prepared.args })
+    const policy = yield* makePolicy(rules)
+    const decision = yield* policy.evaluate({ tool, target: prepared.target, args: prepared.args, provenance: clean })
     return `${decision.verdict} ${decision.rule}`
   })
 
@@ -108,8 +112,8 @@ layer(Env)("PolicyLive", (it) => {
         forceTier: "frontier",
         reason: "keep it"
       }
-      const policy = makePolicy([rule])
-      const decision = yield* policy.evaluate({ tool, target: "private/a.md", args: {} })
+      const policy = yield* makePolicy([rule])
+      const decision = yield* policy.evaluate({ tool, target: "private/a.md", args: {}, provenance: clean })
       assert.deepStrictEqual(decision, { verdict: "allow", rule: rule.match, reason: "keep it", forceTier: "frontier" })
     }))
 
@@ -138,7 +142,7 @@ layer(Env)("PolicyLive", (it) => {
           policy: { rules: [{ match: "fs_write:notes/*", decision: "deny" }] }
         }))))
       )
-      const decision = yield* policy.evaluate({ tool, target: "notes/a.md", args: {} })
+      const decision = yield* policy.evaluate({ tool, target: "notes/a.md", args: {}, provenance: clean })
       assert.strictEqual(decision.verdict, "deny")
     }))
 })
