@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { runTurn } from "../programs/Turn.js"
 import { AgentRuntime } from "../services/AgentRuntime.js"
 import { Approvals } from "../services/Approvals.js"
+import { AuditLog } from "../services/AuditLog.js"
 import { Budget } from "../services/Budget.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
@@ -14,7 +15,9 @@ import { TraceStore } from "../services/TraceStore.js"
 export const AgentRuntimeLive = Layer.effect(
   AgentRuntime,
   Effect.map(
-    Effect.context<MyclawConfig | Llm | Budget | TraceStore | PromptBuilder | ToolRegistry | Policy | Approvals>(),
+    Effect.context<
+      MyclawConfig | Llm | Budget | TraceStore | PromptBuilder | ToolRegistry | Policy | Approvals | AuditLog
+    >(),
     (context) => AgentRuntime.of({ handle: (input) => Effect.provide(runTurn(input), context) })
   )
 )

@@ -1,5 +1,5 @@
 import { Clock, Effect } from "effect"
-import { argsHash } from "../domain/ArgsHash.js"
+import { argsHash, verifyApprovedArgs } from "../domain/ArgsHash.js"
 import type { ActionStep } from "../domain/ExecutionTrace.js"
 import type { ToolCall, ToolResult } from "../domain/ToolCall.js"
 import type { Tool } from "../domain/Tool.js"
@@ -71,6 +71,7 @@ export const runActions = Effect.fnUntraced(
       if (decision.forceTier === "frontier") state.forceFrontier = true
       if (decision.verdict === "deny") {
         yield* flush
+        yield* Effect.ignore(writeAhead(deps, state, validated, decision, null))
         state.steps.push(actionStep(call, {
           args: prepared.args,
           policy_decision: "deny",
@@ -87,6 +88,7 @@ export const runActions = Effect.fnUntraced(
       }
       yield* flush
       let approval: ActionStep["approval"] = null
+      let approvalRequestId: string | null = null
       if (decision.verdict === "approve_required") {
         const verdict = yield* deps.approvals.request({
           tool: tool.name,
@@ -103,6 +105,7 @@ export const runActions = Effect.fnUntraced(
           tainted: decision.taintedBy === undefined ? null : { sources: decision.taintedBy }
         })
         approval = { granted: verdict.granted, via: verdict.via, reason: verdict.reason }
+        approvalRequestId = verdict.requestId
         if (!verdict.granted) {
           state.steps.push(actionStep(call, {
             args: prepared.args,
@@ -112,7 +115,7 @@ export const runActions = Effect.fnUntraced(
           }))
           return end("user_aborted", `I did not run ${tool.name}: ${prepared.summary} was not approved (${verdict.reason}).`)
         }
-        if (verdict.argsHash !== argsHash(prepared.args)) {
+        if (!verifyApprovedArgs(verdict, prepared.args)) {
           state.steps.push(actionStep(call, { args: prepared.args, policy_decision: "approve_required", approval }))
           return end("user_aborted", `I did not run ${tool.name}: its arguments are not the ones that were approved.`)
         }
@@ -130,6 +133,21 @@ export const runActions = Effect.fnUntraced(
             `I did not run ${tool.name} on ${prepared.target}: it was approved, but the policy rule "${atLaunch.rule}" now denies it (${atLaunch.reason}).`
           )
         }
+      }
+      // Write-ahead: the decision is durable in the audit log before anything changes, or nothing changes.
+      const recorded = yield* Effect.either(writeAhead(deps, state, validated, decision, approvalRequestId))
+      if (recorded._tag === "Left") {
+        state.steps.push(actionStep(call, {
+          args: prepared.args,
+          policy_decision: decision.verdict,
+          policy_reason: `${decision.rule}: ${decision.reason}`,
+          approval,
+          error: `not run: the audit log could not record the decision (${recorded.left.message})`
+        }))
+        return end(
+          "policy_denied",
+          `I did not run ${tool.name}: the audit log could not record the decision first (${recorded.left.message}), so nothing was changed.`
+        )
       }
       const runnable: Runnable = { valid: validated, decision, approval }
       observe(deps, state, runnable, yield* execute(deps, runnable))
@@ -151,6 +169,28 @@ const execute = (deps: TurnDeps, runnable: Runnable): Effect.Effect<Executed> =>
       deps.registry.execute(runnable.valid.prepared, runnable.valid.tool),
       (result) => Effect.map(Clock.currentTimeMillis, (finished) => ({ result, wallMs: finished - started, finishedAt: finished }))
     ))
+
+const writeAhead = (
+  deps: TurnDeps,
+  state: TurnState,
+  valid: Valid,
+  decision: PolicyDecision,
+  approvalRequestId: string | null
+) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    deps.audit.append({
+      kind: "tool_decision",
+      at: new Date(now).toISOString(),
+      trace_id: state.traceId,
+      session_id: state.input.sessionId,
+      sender: state.input.channel,
+      tool_name: valid.tool.name,
+      target: valid.prepared.target,
+      args_hash: argsHash(valid.prepared.args),
+      decision: decision.verdict,
+      rule: decision.rule,
+      approval_request_id: approvalRequestId
+    }))
 
 const provenanceOf = (state: TurnState): Provenance => ({
   untrustedSources: state.untrustedSources,

@@ -2,6 +2,7 @@ import { Cause, Clock, Effect, Exit, Schema } from "effect"
 import { LlmError } from "../domain/Errors.js"
 import type { Outcome } from "../domain/ExecutionTrace.js"
 import { Approvals } from "../services/Approvals.js"
+import { AuditLog } from "../services/AuditLog.js"
 import { Budget } from "../services/Budget.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
@@ -11,6 +12,7 @@ import type { TurnInput } from "../services/AgentRuntime.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 import { TraceStore } from "../services/TraceStore.js"
 import { runActions } from "./Actions.js"
+import { traceRecord } from "./AuditTrail.js"
 import { closeTrace, type TurnState } from "./TurnState.js"
 import { think } from "./Thought.js"
 import { budgetHitMessage, llmFailureMessage, softCapNotice, stepsExhaustedMessage } from "./Messages.js"
@@ -35,6 +37,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     policy: yield* Policy,
     approvals: yield* Approvals,
     promptBuilder,
+    audit: yield* AuditLog,
     config
   }
   const state: TurnState = {
@@ -101,7 +104,15 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
             end("timeout_steps", "I could not finish this request because of an internal error; it is in the trace.")
           }
         }
-        return Effect.flatMap(closeTrace(state), (trace) => Effect.as(traceStore.persist(trace), trace))
+        return Effect.flatMap(closeTrace(state), (trace) =>
+          traceStore.persist(trace).pipe(
+            Effect.zipRight(
+              deps.audit.append(traceRecord(trace)).pipe(
+                Effect.catchAll((error) => Effect.logError(`the trace ${trace.trace_id} is not in the audit log: ${error.message}`))
+              )
+            ),
+            Effect.as(trace)
+          ))
       })
     )
   )

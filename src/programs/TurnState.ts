@@ -4,6 +4,7 @@ import type { ExecutionTrace, Outcome, TraceStep } from "../domain/ExecutionTrac
 import type { Message, SystemBlock } from "../domain/LlmTypes.js"
 import type { TurnInput } from "../services/AgentRuntime.js"
 import type { Approvals } from "../services/Approvals.js"
+import type { AuditLog } from "../services/AuditLog.js"
 import type { Budget } from "../services/Budget.js"
 import type { Llm } from "../services/Llm.js"
 import type { Policy } from "../services/Policy.js"
@@ -18,6 +19,7 @@ export interface TurnDeps {
   readonly policy: Policy["Type"]
   readonly approvals: Approvals["Type"]
   readonly promptBuilder: PromptBuilder["Type"]
+  readonly audit: AuditLog["Type"]
   readonly config: AppConfig
 }
 

@@ -1,0 +1,65 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel } from "effect"
+import { makeAuditLogMemory } from "../../src/layers/AuditLogMemory.js"
+import { TestLayer } from "../../src/layers/Test.js"
+import { AgentRuntime } from "../../src/services/AgentRuntime.js"
+import { AuditLog } from "../../src/services/AuditLog.js"
+import { Workspace } from "../../src/services/Workspace.js"
+import { probeTools } from "../contract/fixtures.js"
+
+const turn = (message: string) =>
+  Effect.flatMap(AgentRuntime, (agent) => agent.handle({ userMessage: message, sessionId: "s", channel: "cli:me" }))
+
+const writeScript = [
+  { toolCalls: [{ name: "fs_read", args: { path: "MEMORY.md" } }, { name: "fs_write", args: { path: "notes/a.md", content: "hi" } }] },
+  { text: "written" }
+]
+
+describe("the turn and the audit log", () => {
+  it.scoped("every closed trace lands in the audit log, after the write-ahead decision of its side-effecting call", () =>
+    Effect.gen(function*() {
+      const trace = yield* turn("note it")
+      const audit = yield* AuditLog
+      const records = (yield* audit.query({ limit: 10 })).slice().reverse()
+      assert.deepStrictEqual(records.map((r) => r.kind), ["approval", "approval", "tool_decision", "trace"])
+      const [requested, verdict, decision, summary] = records
+      assert.deepInclude(requested, { event: "requested", tool_name: "fs_write", trace_id: trace.trace_id })
+      assert.deepInclude(verdict, { event: "verdict", granted: true, via: "explicit" })
+      assert.deepInclude(decision, {
+        kind: "tool_decision",
+        tool_name: "fs_write",
+        target: "notes/a.md",
+        decision: "approve_required",
+        trace_id: trace.trace_id,
+        approval_request_id: requested!.kind === "approval" ? requested.request_id : "?"
+      })
+      assert.deepInclude(summary, {
+        kind: "trace",
+        trace_id: trace.trace_id,
+        sender: "cli:me",
+        outcome: "success",
+        steps_count: 4,
+        approvals_requested: 1,
+        approvals_granted: 1
+      })
+      assert.deepStrictEqual(summary!.kind === "trace" ? summary.tool_calls : [], [
+        { name: "fs_read", args_summary: "MEMORY.md", outcome: "success" },
+        { name: "fs_write", args_summary: "notes/a.md", outcome: "success" }
+      ])
+    }).pipe(Effect.provide(TestLayer({ approve: () => true, script: writeScript }))))
+
+  it.scoped("when the audit log cannot record the decision, the side-effecting call does not run and the user is told", () =>
+    Effect.gen(function*() {
+      const trace = yield* turn("note it")
+      assert.strictEqual(trace.outcome, "policy_denied")
+      assert.include(trace.final_response!, "the audit log could not record the decision")
+      assert.isFalse(yield* probeTools.exists(yield* Workspace, "notes/a.md"))
+    }).pipe(
+      Effect.provide(TestLayer({
+        config: { policy: { rules: [{ match: "fs_write:notes/**", decision: "allow" }] } },
+        audit: Layer.effect(AuditLog, makeAuditLogMemory({ fail: true })),
+        script: writeScript
+      })),
+      Logger.withMinimumLogLevel(LogLevel.None)
+    ))
+})
