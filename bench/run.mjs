@@ -25,6 +25,8 @@ const SCENARIOS = [
   // request build, HTTP round trip on 127.0.0.1, response decode.
   { name: 'adapter-openai', script: 'adapters/openai.mjs', env: {} },
   { name: 'adapter-anthropic', script: 'adapters/anthropic.mjs', env: {} },
+  // /metrics render time with 10,000 label combinations, and /health requests per second.
+  { name: 'observability', script: 'observability.mjs', env: {} },
 ];
 
 const KNOBS = ['STEPS', 'WARMUP', 'RUNS', 'CONC', 'CONC_RUNS', 'HOLD'];

@@ -1,19 +1,52 @@
 import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Config, Effect, Layer } from "effect"
+import { Cause, Config, Effect, Layer, Option } from "effect"
+import type { Redacted } from "effect"
 import { createServer } from "node:http"
+import { ErrorCountingLogger } from "../layers/Logging.js"
+import { Metrics } from "../services/Metrics.js"
+import { AdminToken, adminTokenMissing, requireAdmin } from "./AdminAuth.js"
 import { makeHealth } from "./Health.js"
+import { prometheusContentType, renderPrometheus } from "./Prometheus.js"
+import { makeTurns } from "./Turns.js"
 
-/** The routes: `/health` now; `/metrics` and `POST /v1/turns` come with observability. */
-export const makeRouter = Effect.gen(function*() {
-  const health = yield* makeHealth
-  return HttpRouter.empty.pipe(
-    HttpRouter.get(
-      "/health",
-      Effect.flatMap(health, (report) => HttpServerResponse.json(report, { status: report.status === "down" ? 503 : 200 }))
+/** The outermost boundary of a route: an unexpected failure is logged and answered with 500, never swallowed. */
+const boundary = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.catchAllCause(handler, (cause) =>
+    Cause.isInterruptedOnly(cause)
+      ? Effect.failCause(cause)
+      : Effect.as(
+        Effect.logError("HTTP request failed", cause),
+        HttpServerResponse.unsafeJson({ error: "internal", message: "internal error (logged)" }, { status: 500 })
+      ))
+
+/**
+ * The routes: `GET /health` (open), `GET /metrics` and `POST /v1/turns` (admin token). `adminToken` none turns
+ * the admin routes off (403). Built once; each request only runs the handlers.
+ */
+export const makeRouter = (adminToken: Option.Option<Redacted.Redacted>) =>
+  Effect.gen(function*() {
+    const health = yield* makeHealth
+    const metrics = yield* Metrics
+    const turns = yield* makeTurns
+    const admin = requireAdmin(adminToken)
+    return HttpRouter.empty.pipe(
+      HttpRouter.get(
+        "/health",
+        boundary(Effect.map(health, (report) =>
+          HttpServerResponse.unsafeJson(report, {
+            status: report.status === "down" ? 503 : 200,
+            headers: { "cache-control": "no-store" }
+          })))
+      ),
+      HttpRouter.get(
+        "/metrics",
+        boundary(admin(Effect.map(metrics.scrape, (pairs) =>
+          HttpServerResponse.text(renderPrometheus(pairs), { contentType: prometheusContentType }))))
+      ),
+      HttpRouter.post("/v1/turns", boundary(admin(turns)))
     )
-  )
-})
+  })
 
 export const HttpConfig = Config.all({
   host: Config.string("MYCLAW_HTTP_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -24,14 +57,19 @@ export const HttpConfig = Config.all({
   )
 })
 
-/** The HTTP server on MYCLAW_HTTP_HOST:MYCLAW_HTTP_PORT, closed with its scope. */
-export const HttpLive = Layer.unwrapEffect(
+/** The HTTP server on MYCLAW_HTTP_HOST:MYCLAW_HTTP_PORT, closed with its scope; it needs `Metrics`. */
+export const HttpServerLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const { host, port } = yield* HttpConfig
-    const router = yield* makeRouter
+    const adminToken = yield* AdminToken
+    if (Option.isNone(adminToken)) yield* Effect.logWarning(`${adminTokenMissing}: set it to enable them`)
+    const router = yield* makeRouter(adminToken)
     return HttpServer.serve(router).pipe(
       HttpServer.withLogAddress,
       Layer.provide(NodeHttpServer.layer(createServer, { host, port }))
     )
   })
 )
+
+/** The server as `myclaw serve` runs it: error log lines counted for /health. */
+export const HttpLive = HttpServerLive.pipe(Layer.provide(ErrorCountingLogger))

@@ -31,6 +31,21 @@ const actionStep = (call: ToolCall, fields: Partial<ActionStep>): ActionStep => 
   ...fields
 })
 
+/** The GenAI `execute_tool` attributes of a call, with the policy's decision and the approval. */
+const actionAttributes = (step: ActionStep) => ({
+  "gen_ai.operation.name": "execute_tool",
+  "gen_ai.tool.name": step.tool_name,
+  "gen_ai.tool.call.id": step.tool_call_id,
+  "myclaw.validation": step.validation,
+  "myclaw.policy.decision": step.policy_decision ?? "none",
+  "myclaw.approval": step.approval === null ? "none" : `${step.approval.granted ? "granted" : "denied"}:${step.approval.via}`,
+  "myclaw.tool.status": step.exec_result?.status ?? "not_run"
+})
+
+/** Records a call that never ran (invalid, denied, not approved, not audited) with its `Turn.action` span. */
+const notRun = (state: TurnState, step: ActionStep) =>
+  Effect.withSpan(Effect.sync(() => state.steps.push(step)), "Turn.action", { attributes: actionAttributes(step) })
+
 /**
  * The Action phase for the tool calls of one Thought, in the order the model gave them: validate, ask the
  * policy, ask for approval, execute, observe. Consecutive read-only calls that need no approval run
@@ -53,7 +68,7 @@ export const runActions = Effect.fnUntraced(
       const validated = deps.registry.validate(call)
       if (validated._tag === "Invalid") {
         yield* flush
-        state.steps.push(actionStep(call, {
+        yield* notRun(state, actionStep(call, {
           validation: validated.validation,
           validation_error: validated.message,
           error: validated.message
@@ -72,7 +87,7 @@ export const runActions = Effect.fnUntraced(
       if (decision.verdict === "deny") {
         yield* flush
         yield* Effect.ignore(writeAhead(deps, state, validated, decision, null))
-        state.steps.push(actionStep(call, {
+        yield* notRun(state, actionStep(call, {
           args: prepared.args,
           policy_decision: "deny",
           policy_reason: `${decision.rule}: ${decision.reason}`
@@ -107,7 +122,7 @@ export const runActions = Effect.fnUntraced(
         approval = { granted: verdict.granted, via: verdict.via, reason: verdict.reason }
         approvalRequestId = verdict.requestId
         if (!verdict.granted) {
-          state.steps.push(actionStep(call, {
+          yield* notRun(state, actionStep(call, {
             args: prepared.args,
             policy_decision: "approve_required",
             policy_reason: `${decision.rule}: ${decision.reason}`,
@@ -116,13 +131,13 @@ export const runActions = Effect.fnUntraced(
           return end("user_aborted", `I did not run ${tool.name}: ${prepared.summary} was not approved (${verdict.reason}).`)
         }
         if (!verifyApprovedArgs(verdict, prepared.args)) {
-          state.steps.push(actionStep(call, { args: prepared.args, policy_decision: "approve_required", approval }))
+          yield* notRun(state, actionStep(call, { args: prepared.args, policy_decision: "approve_required", approval }))
           return end("user_aborted", `I did not run ${tool.name}: its arguments are not the ones that were approved.`)
         }
         // Judged again at launch: a rule that turned to deny since the approval wins.
         const atLaunch = yield* deps.policy.evaluate({ ...policyInput, provenance: provenanceOf(state) })
         if (atLaunch.verdict === "deny") {
-          state.steps.push(actionStep(call, {
+          yield* notRun(state, actionStep(call, {
             args: prepared.args,
             policy_decision: "deny",
             policy_reason: `${atLaunch.rule}: ${atLaunch.reason}`,
@@ -137,7 +152,7 @@ export const runActions = Effect.fnUntraced(
       // Write-ahead: the decision is durable in the audit log before anything changes, or nothing changes.
       const recorded = yield* Effect.either(writeAhead(deps, state, validated, decision, approvalRequestId))
       if (recorded._tag === "Left") {
-        state.steps.push(actionStep(call, {
+        yield* notRun(state, actionStep(call, {
           args: prepared.args,
           policy_decision: decision.verdict,
           policy_reason: `${decision.rule}: ${decision.reason}`,
@@ -168,7 +183,18 @@ const execute = (deps: TurnDeps, runnable: Runnable): Effect.Effect<Executed> =>
     Effect.flatMap(
       deps.registry.execute(runnable.valid.prepared, runnable.valid.tool),
       (result) => Effect.map(Clock.currentTimeMillis, (finished) => ({ result, wallMs: finished - started, finishedAt: finished }))
-    ))
+    )).pipe(
+      Effect.tap(({ result }) => Effect.annotateCurrentSpan("myclaw.tool.status", result.status)),
+      Effect.withSpan("Turn.action", {
+        attributes: {
+          ...actionAttributes(actionStep(runnable.valid.call, {
+            policy_decision: runnable.decision.verdict,
+            approval: runnable.approval
+          })),
+          "myclaw.policy.rule": runnable.decision.rule
+        }
+      })
+    )
 
 const writeAhead = (
   deps: TurnDeps,

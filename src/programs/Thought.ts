@@ -12,7 +12,8 @@ export type ThoughtResult =
  * The Thought: one LLM call on the chosen tier (the Llm layer times out, retries and fails over within the
  * tier, and reserves and settles its cost in the day's budget). Records the ThoughtStep and its cost.
  */
-export const think = Effect.fnUntraced(function*(deps: TurnDeps, state: TurnState, tier: Tier) {
+export const think = Effect.fn("Turn.thought")(function*(deps: TurnDeps, state: TurnState, tier: Tier) {
+  yield* Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": tier })
   const started = yield* Clock.currentTimeMillis
   const result = yield* Effect.either(deps.llm.generate({
     tier,
@@ -21,9 +22,21 @@ export const think = Effect.fnUntraced(function*(deps: TurnDeps, state: TurnStat
     tools: deps.registry.catalog
   }))
   if (result._tag === "Left") {
+    yield* Effect.annotateCurrentSpan({ "error.type": result.left.reason })
     return { _tag: "Failed", error: result.left } as const satisfies ThoughtResult
   }
   const response = result.right
+  yield* Effect.annotateCurrentSpan({
+    "gen_ai.provider.name": response.provider.split(":")[0]!,
+    "gen_ai.request.model": response.model,
+    "gen_ai.response.model": response.model,
+    "gen_ai.usage.input_tokens": response.usage.input,
+    "gen_ai.usage.output_tokens": response.usage.output,
+    "gen_ai.usage.cached_input_tokens": response.usage.cached,
+    "gen_ai.response.finish_reasons": [response.finishReason],
+    "myclaw.tier": response.tier,
+    "myclaw.cost_usd": response.costUsd
+  })
   const finished = yield* Clock.currentTimeMillis
   state.steps.push({
     kind: "thought",

@@ -115,5 +115,5 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
           ))
       })
     )
-  )
+  ).pipe(Effect.annotateLogs({ trace_id: state.traceId, session_id: input.sessionId }))
 })

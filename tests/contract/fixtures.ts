@@ -1,4 +1,4 @@
-import { Deferred, Effect, FiberId, Schema } from "effect"
+import { Clock, Deferred, Effect, FiberId, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import type { ActionStep, ExecutionTrace, ThoughtStep } from "../../src/domain/ExecutionTrace.js"
@@ -37,9 +37,14 @@ export const probeTools = {
   /** `slow` sleeps 10 s (on the Effect clock), `fast` answers at once; both record that they started. */
   make: () => {
     const starts: Array<string> = []
+    /** When each tool started and finished, on the Effect clock. */
+    const spans: Array<{ readonly name: string; readonly start: number }> = []
     const firstStart = Deferred.unsafeMake<void>(FiberId.none)
     const start = (name: string) =>
-      Effect.zipRight(Effect.sync(() => starts.push(name)), Deferred.succeed(firstStart, undefined))
+      Effect.zipRight(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => (starts.push(name), spans.push({ name, start: now })))),
+        Deferred.succeed(firstStart, undefined)
+      )
     const tools = [
       defineTool({
         name: "slow",
@@ -62,6 +67,6 @@ export const probeTools = {
         execute: () => Effect.as(start("fast"), { status: "success", content: "fast" } as const)
       })
     ]
-    return { tools, starts, started: Deferred.await(firstStart) }
+    return { tools, starts, spans, started: Deferred.await(firstStart) }
   }
 }

@@ -1,0 +1,19 @@
+import { Console, Effect } from "effect"
+import { dailyDigest } from "../programs/Digest.js"
+import { isDigestDay } from "../programs/digest/DigestText.js"
+import { UsageError } from "./Args.js"
+
+/**
+ * `myclaw digest [today|YYYY-MM-DD]`: the day's digest from the audit log on stdout. `polish` (default on)
+ * lets the local-fast tier rephrase it; the numbers never change, and without an LLM the plain text comes out.
+ */
+export const digestCommand = (options: { readonly day: string; readonly polish?: boolean | undefined }) =>
+  Effect.gen(function*() {
+    if (!isDigestDay(options.day)) {
+      return yield* new UsageError({
+        message: `digest: expected today or a day as YYYY-MM-DD, got ${JSON.stringify(options.day)}`
+      })
+    }
+    const digest = yield* dailyDigest({ day: options.day, polish: options.polish ?? true })
+    yield* Console.log(digest.text)
+  })
