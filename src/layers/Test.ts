@@ -1,10 +1,10 @@
 import { FileSystem } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
 import { NodeContext, NodeHttpClient } from "@effect/platform-node"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { AppConfig } from "../domain/AppConfig.js"
-import type { ApprovalRequest, Approvals, ApprovalVerdict } from "../services/Approvals.js"
+import type { ApprovalRequest, Approvals } from "../services/Approvals.js"
 import type { AuditLog } from "../services/AuditLog.js"
 import type { Policy } from "../services/Policy.js"
 import type { Tool } from "../domain/Tool.js"
@@ -13,11 +13,13 @@ import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
 import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
-import { ApprovalsScripted } from "./ApprovalsScripted.js"
+import { ApprovalChannelScripted, ownerAnswer } from "./ApprovalChannelScripted.js"
+import { ApprovalsSqlite } from "./ApprovalsLive.js"
 import { AuditLogMemory } from "./AuditLogMemory.js"
 import { BudgetLive } from "./BudgetLive.js"
 import type { ScriptEntry } from "./llm/ScriptedProvider.js"
 import { LlmScripted } from "./LlmScripted.js"
+import { MetricsLive } from "./MetricsLive.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
 import { PolicyLive } from "./PolicyLive.js"
 import { PromptBuilderLive } from "./PromptBuilderLive.js"
@@ -55,10 +57,21 @@ export interface TestOptions {
   readonly tools?: ReadonlyArray<Tool>
   /** myclaw.json as a user writes it (defaults apply), decoded like the real file. */
   readonly config?: Partial<typeof AppConfig.Encoded>
-  readonly approve?: (request: ApprovalRequest) => boolean | ApprovalVerdict
+  /** The owner's answer to each approval request, through the real broker (default: deny). */
+  readonly approve?: (request: ApprovalRequest) => boolean
+  /** Another audit log (e.g. one whose appends fail). */
+  readonly audit?: Layer.Layer<AuditLog>
   /** Another Approvals layer (it may use the policy and the audit log of the graph). */
   readonly approvals?: Layer.Layer<Approvals, unknown, Policy | AuditLog | MyclawConfig | Workspace>
 }
+
+/** The production approvals (SQLite in the workspace, audited) with an owner who answers at once. */
+const approvalsAnswering = (approve: (request: ApprovalRequest) => boolean) =>
+  ApprovalsSqlite.pipe(
+    Layer.provide(ApprovalChannelScripted((pending) =>
+      Option.some(ownerAnswer(pending, approve(pending.request) ? { _tag: "Once" } : { _tag: "Deny" }))
+    ))
+  )
 
 /** The production graph with fakes at the edges: scripted model, scripted approvals, memory traces, temp workspace. */
 export const TestLayer = (options: TestOptions) => {
@@ -68,14 +81,14 @@ export const TestLayer = (options: TestOptions) => {
   )
   const services = Layer.mergeAll(
     options.llm ?? LlmScripted(options.script ?? []),
-    options.approvals ?? ApprovalsScripted(options.approve ?? (() => false))
+    options.approvals ?? approvalsAnswering(options.approve ?? (() => false))
   ).pipe(
     Layer.provideMerge(Layer.merge(PromptBuilderLive, PolicyLive)),
     Layer.provideMerge(Layer.mergeAll(
       ToolRegistryWith(options.tools ?? []),
       options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
-      BudgetLive.pipe(Layer.provideMerge(AuditLogMemory))
+      BudgetLive.pipe(Layer.provideMerge(options.audit ?? AuditLogMemory))
     ))
   )
-  return AgentRuntimeLive.pipe(Layer.provideMerge(services), Layer.provideMerge(base))
+  return AgentRuntimeLive.pipe(Layer.provideMerge(MetricsLive), Layer.provideMerge(services), Layer.provideMerge(base))
 }

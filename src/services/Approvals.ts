@@ -25,7 +25,10 @@ export interface ApprovalRequest {
 
 export interface ApprovalVerdict {
   readonly granted: boolean
-  /** `explicit`, `batch` (inside a window), `session`, `timeout`, `non_interactive`, `limit`, `audit_failed`... */
+  /**
+   * `explicit`, `non_interactive`, `batch` (inside a window), `session`, `timeout`, `limit`, `audit_failed`,
+   * `store_failed`, `interrupted`...
+   */
   readonly via: string
   readonly reason: string
   /** The request this verdict answers; null when no request was made (e.g. the pending limit). */
@@ -47,6 +50,10 @@ export interface ApprovalAnswer {
   /** Who answered, in the requester's form (`cli:alice`, `telegram:12345`). */
   readonly answerer: string
   readonly decision: ApprovalDecision
+  /** How the channel got it: `explicit` (default) or `non_interactive` (nobody could be asked, so it denies). */
+  readonly via?: "explicit" | "non_interactive" | undefined
+  /** The channel's words for the verdict (e.g. why it denied on its own); a default is used without it. */
+  readonly reason?: string | undefined
 }
 
 export type AnswerOutcome =

@@ -123,7 +123,20 @@ describe("the turn and the policy", () => {
       assert.include(trace.final_response!, "not the ones that were approved")
       assert.isNull(actions(trace)[0]!.exec_result)
     }).pipe(Effect.provide(TestLayer({
-      approve: () => ({ granted: true, via: "explicit", reason: "yes", requestId: "ar_1", argsHash: argsHash({ path: "other.txt", content: "x" }) }),
+      approvals: Layer.succeed(
+        Approvals,
+        Approvals.of({
+          request: () =>
+            Effect.succeed({
+              granted: true,
+              via: "explicit",
+              reason: "yes",
+              requestId: "ar_1",
+              argsHash: argsHash({ path: "other.txt", content: "x" })
+            }),
+          answer: () => Effect.succeed({ accepted: false, reason: "unknown" } as const)
+        })
+      ),
       script: [{ toolCalls: [{ name: "fs_write", args: { path: "note.txt", content: "x" } }] }, { text: "never" }]
     }))))
 })

@@ -1,0 +1,76 @@
+import { Effect } from "effect"
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import type { AnswerOutcome, ApprovalAnswer, ApprovalDecision, ApprovalRequest } from "../../services/Approvals.js"
+import type { StoredRequest } from "./Store.js"
+
+export const newRequestId = (): string => `ar_${randomBytes(12).toString("hex")}`
+
+/** 128 random bits, hex: the capability to answer one request. */
+export const newNonce = (): string => randomBytes(16).toString("hex")
+
+export const nonceHash = (nonce: string): string => createHash("sha256").update(nonce).digest("hex")
+
+export const sameSecret = (a: string, b: string): boolean => {
+  const left = Buffer.from(a)
+  const right = Buffer.from(b)
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+/** What an accepted answer grants, and for how long; a window of no positive length is a one-off grant. */
+export const windowOf = (decision: ApprovalDecision, decidedAt: number): number | null | undefined => {
+  switch (decision._tag) {
+    case "ForMinutes":
+      return Number.isFinite(decision.minutes) && decision.minutes > 0
+        ? decidedAt + decision.minutes * 60_000
+        : undefined
+    case "ForSession":
+      return null
+    default:
+      return undefined
+  }
+}
+
+export const targetGlobOf = (decision: ApprovalDecision): string | null =>
+  (decision._tag === "ForMinutes" || decision._tag === "ForSession") && decision.targetGlob !== undefined
+    ? decision.targetGlob
+    : null
+
+/** The verdict's words for an accepted answer. */
+export const answeredReason = (request: ApprovalRequest, answer: ApprovalAnswer, window: number | null | undefined) => {
+  if (answer.reason !== undefined) return answer.reason
+  if (answer.decision._tag === "Deny") return `denied by ${answer.answerer}`
+  const scope = `${request.tool} on ${targetGlobOf(answer.decision) ?? request.target}`
+  if (window === undefined) return `approved once by ${answer.answerer}`
+  if (window === null) return `approved by ${answer.answerer} for this session (${scope})`
+  return `approved by ${answer.answerer} until ${new Date(window).toISOString()} (${scope})`
+}
+
+export type Refusal = Extract<AnswerOutcome, { readonly accepted: false }>["reason"]
+
+const answeredVias: ReadonlySet<string> = new Set(["explicit", "non_interactive"])
+
+/** An answer to a request of an earlier run, or to one already settled here: only its durable row is left. */
+export const judgeStored = (row: StoredRequest, answer: ApprovalAnswer): Refusal => {
+  if (answer.answerer !== row.requester) return "foreign"
+  if (!sameSecret(nonceHash(answer.nonce), row.nonce_hash)) return "nonce_mismatch"
+  return row.state === "consumed" && row.via !== null && answeredVias.has(row.via) ? "already_answered" : "expired"
+}
+
+/** At most `max` requests wait at once in a session; a slot is taken before asking and given back after. */
+export const makeSessionSlots = (max: number) => {
+  const taken = new Map<string, number>()
+  const reserve = (sessionId: string) =>
+    Effect.sync(() => {
+      const count = taken.get(sessionId) ?? 0
+      if (count >= max) return false
+      taken.set(sessionId, count + 1)
+      return true
+    })
+  const release = (sessionId: string) =>
+    Effect.sync(() => {
+      const count = (taken.get(sessionId) ?? 1) - 1
+      if (count <= 0) taken.delete(sessionId)
+      else taken.set(sessionId, count)
+    })
+  return { reserve, release } as const
+}
