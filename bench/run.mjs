@@ -27,6 +27,8 @@ const SCENARIOS = [
   { name: 'adapter-anthropic', script: 'adapters/anthropic.mjs', env: {} },
   // /metrics render time with 10,000 label combinations, and /health requests per second.
   { name: 'observability', script: 'observability.mjs', env: {} },
+  // Audit appends per second (fsync always and batch) and query time over 1,000,000 records.
+  { name: 'audit', script: 'audit.mjs', env: {} },
 ];
 
 const KNOBS = ['STEPS', 'WARMUP', 'RUNS', 'CONC', 'CONC_RUNS', 'HOLD'];

@@ -131,8 +131,17 @@ export type AuditRecord = typeof AuditRecord.Type
 export type AuditKind = AuditRecord["kind"]
 export type AuditRecordOf<K extends AuditKind> = Extract<AuditRecord, { readonly kind: K }>
 
-/** What the log adds to every record: its place in the file's hash chain and its signature. */
-export const Sealed = Schema.Struct({ seq: Schema.Number, prev: Schema.String, sig: Schema.String })
+/**
+ * What the log adds to every record: its place in the file's hash chain and its signature. `epoch` (the UTC
+ * day, counted from 1970-01-01, whose forward-secure key made `sig`) is written by the file log; the
+ * in-memory log leaves it out.
+ */
+export const Sealed = Schema.Struct({
+  seq: Schema.Number,
+  prev: Schema.String,
+  epoch: Schema.optional(Schema.Number),
+  sig: Schema.String
+})
 export type Sealed = typeof Sealed.Type
 export type SealedRecord = AuditRecord & Sealed
 

@@ -1,0 +1,131 @@
+import { FileSystem } from "@effect/platform"
+import { Console, Effect, Either } from "effect"
+import { AuditRecord, type AuditKind, type SealedRecord } from "../domain/AuditRecord.js"
+import { AuditLog, type IntegrityReport } from "../services/AuditLog.js"
+
+/** The record kinds `--kind` accepts, from the record schema itself. */
+export const auditKinds: ReadonlyArray<AuditKind> = AuditRecord.members.map((member) => member.fields.kind.literals[0])
+
+export const isAuditKind = (text: string): text is AuditKind => (auditKinds as ReadonlyArray<string>).includes(text)
+
+/**
+ * `--since` / `--until`: a day (`2026-04-01`, UTC; `--until` takes the whole day) or an ISO 8601 instant,
+ * as epoch milliseconds; Left names what is wrong.
+ */
+export const parseAuditTime = (text: string, edge: "since" | "until"): Either.Either<number, string> => {
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(text)
+  const millis = Date.parse(day ? `${text}T00:00:00.000Z` : text)
+  if (Number.isNaN(millis) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
+    return Either.left(`--${edge} ${JSON.stringify(text)}: expected a day (2026-04-01) or an ISO 8601 time`)
+  }
+  return Either.right(day && edge === "until" ? millis + 86_400_000 - 1 : millis)
+}
+
+const plural = (count: number, word: string) => `${count.toLocaleString("en")} ${word}${count === 1 ? "" : "s"}`
+
+/** The report as the owner reads it. */
+export const renderReport = (report: IntegrityReport): string => {
+  const records = report.files.reduce((sum, file) => sum + file.records, 0)
+  const width = Math.max(0, ...report.files.map((file) => file.file.length))
+  const breaks = report.problems.filter((problem) => problem.problem !== "unanchored")
+  const notes = report.problems.filter((problem) => problem.problem === "unanchored")
+  const lines = [
+    `audit log: ${plural(report.files.length, "file")}, ${plural(records, "record")}`,
+    ...report.files.map((file) => `  ${file.file.padEnd(width)}  ${plural(file.records, "record")}`),
+    report.signatures === "all_epochs"
+      ? "signatures: every day's, with keys derived from the seed"
+      : "signatures: today's key only (earlier days are covered by the chain and the checkpoints; " +
+        "give --seed FILE to check every day's signatures)",
+    ...breaks.map((p) => `  ${p.problem.padEnd(13)} ${p.file}${p.line > 0 ? `:${p.line}` : ""}  ${p.detail}`),
+    ...notes.map((p) => `  note          ${p.file}:${p.line}  ${p.detail}`),
+    breaks.length === 0
+      ? "OK: no break found"
+      : breaks.every((p) => p.problem === "torn_tail")
+      ? `BROKEN: ${plural(breaks.length, "torn last line")} ` +
+        "(a crash mid-write, not tampering: myclaw cuts it at its next start)"
+      : `BROKEN: ${plural(breaks.length, "problem")}`
+  ]
+  return lines.join("\n")
+}
+
+/** `myclaw audit verify [--seed FILE]`: prints the report; exit 0 when clean, 1 on any break, 2 when it cannot run. */
+export const auditVerify = (options: { readonly seedFile?: string | undefined }) =>
+  Effect.gen(function*() {
+    const log = yield* AuditLog
+    const fs = yield* FileSystem.FileSystem
+    let seed: Uint8Array | undefined
+    if (options.seedFile !== undefined) {
+      const read = yield* Effect.either(fs.readFile(options.seedFile))
+      if (Either.isLeft(read)) {
+        yield* Console.error(`myclaw: cannot read the seed ${options.seedFile}: ${read.left.message}`)
+        return 2
+      }
+      seed = read.right
+    }
+    const report = yield* Effect.either(log.verifyIntegrity({ seed }))
+    if (Either.isLeft(report)) {
+      yield* Console.error(`myclaw: audit ${report.left.path}: ${report.left.message}`)
+      return 2
+    }
+    yield* Console.log(renderReport(report.right))
+    return report.right.ok ? 0 : 1
+  })
+
+const summaryOf = (record: SealedRecord): string => {
+  switch (record.kind) {
+    case "trace":
+      return `${record.outcome}: ${JSON.stringify(record.user_message.slice(0, 60))}`
+    case "approval":
+      return `${record.event} ${record.tool_name} ${record.effect_class}` +
+        (record.granted === null ? "" : record.granted ? " granted" : " denied")
+    case "tool_decision":
+      return `${record.decision} ${record.tool_name} ${record.target}`
+    case "workspace_edit":
+      return `${record.file} ${record.diff_stat} by ${record.author}`
+    case "constitution_modified":
+      return `${record.hash_before.slice(0, 14)} -> ${record.hash_after.slice(0, 14)}`
+    case "budget_override":
+      return `until ${record.until}: ${record.reason}`
+    case "injection_suspected":
+      return `${record.source}: ${record.pattern}`
+    case "recovered":
+      return `${record.file}: ${record.truncated_bytes} bytes cut`
+  }
+}
+
+/** `myclaw audit query [--kind K] [--since T] [--until T] [--sender S] [--limit N] [--json]`: newest first. */
+export const auditQuery = (options: {
+  readonly kind?: AuditKind | undefined
+  readonly since?: number | undefined
+  readonly until?: number | undefined
+  readonly sender?: string | undefined
+  readonly limit: number
+  readonly json: boolean
+}) =>
+  Effect.gen(function*() {
+    const log = yield* AuditLog
+    const found = yield* Effect.either(log.query(options))
+    if (Either.isLeft(found)) {
+      yield* Console.error(`myclaw: audit ${found.left.path}: ${found.left.message}`)
+      return 2
+    }
+    const records = found.right
+    if (options.json) {
+      for (const record of records) yield* Console.log(JSON.stringify(record))
+      return 0
+    }
+    if (records.length === 0) {
+      yield* Console.log("no record matches")
+      return 0
+    }
+    const header = ["at", "kind", "seq", "sender", "summary"] as const
+    const rows = records.map((r) =>
+      [r.at, r.kind, String(r.seq), "sender" in r ? r.sender : "-", summaryOf(r)] as const
+    )
+    const widths = [0, 1, 2, 3].map((i) => Math.max(header[i]!.length, ...rows.map((row) => row[i]!.length)))
+    const line = (cells: ReadonlyArray<string>) =>
+      cells.map((cell, i) => i < 4 ? (i === 2 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)) : cell).join("  ")
+    yield* Console.log(line(header))
+    for (const row of rows) yield* Console.log(line(row))
+    return 0
+  })

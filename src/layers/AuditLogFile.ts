@@ -1,0 +1,176 @@
+import { Clock, Config, Deferred, Duration, Effect, Either, Layer, ParseResult, Queue, Scope } from "effect"
+import * as NodeFs from "node:fs/promises"
+import * as NodePath from "node:path"
+import { type AuditRecord, decodeAuditRecord } from "../domain/AuditRecord.js"
+import { AuditError } from "../domain/Errors.js"
+import { AuditLog, type AuditQuery } from "../services/AuditLog.js"
+import { MyclawConfig } from "../services/MyclawConfig.js"
+import { Workspace } from "../services/Workspace.js"
+import { makeAuditIndex } from "./audit/Index.js"
+import { DAY_MS, type EpochKey, keyring, makeKeyStore, parseKeyFile } from "./audit/Keys.js"
+import { verifyAuditDir } from "./audit/Verify.js"
+import { IDLE_MS, type Job, makeWriter, runWriter, type Timer } from "./audit/Writer.js"
+
+export interface AuditLogFileOptions {
+  /** `<workspace>/.audit`: the monthly files, approvals.jsonl, workspace.jsonl, constitution.jsonl. */
+  readonly auditDir: string
+  /** Outside the audit folder: the current key, the seed until the owner moves it, the checkpoints. */
+  readonly keyDir: string
+  readonly fsync: "always" | "batch"
+}
+
+/** Under `fsync: "batch"`, how long a written record may wait for its sync. */
+const SYNC_INTERVAL = Duration.millis(200)
+/** The longest a record waits for a checkpoint to anchor it. */
+const CHECKPOINT_INTERVAL = Duration.seconds(60)
+
+const inside = (parent: string, path: string) => {
+  const relative = NodePath.relative(parent, path)
+  return relative === "" || (!relative.startsWith("..") && !NodePath.isAbsolute(relative))
+}
+
+/**
+ * The audit log in JSONL files (DESIGN section 9, seed 003 sections 3 and 8): append-only, hash-chained,
+ * signed with forward-secure keys, anchored by checkpoints kept outside the folder, rotated monthly, queried
+ * through a SQLite index rebuilt from the files whenever needed. Read-only use (verify, query) writes no
+ * record: the writer starts (lock, keys, torn-tail repair) at the first append, and lets the folder go when
+ * idle so that several myclaw processes can take turns writing it.
+ */
+export const makeAuditLogFile = (options: AuditLogFileOptions) =>
+  Effect.gen(function*() {
+    const auditDir = NodePath.resolve(options.auditDir)
+    const keyDir = NodePath.resolve(options.keyDir)
+    if (inside(auditDir, keyDir)) {
+      return yield* new AuditError({ path: keyDir, message: `the audit key directory must be outside ${auditDir}` })
+    }
+    yield* Effect.tryPromise({
+      try: () => NodeFs.mkdir(auditDir, { recursive: true }),
+      catch: (error) => new AuditError({ path: auditDir, message: `cannot create the audit folder: ${String(error)}` })
+    })
+    const scope = yield* Effect.scope
+    const keys = makeKeyStore(keyDir)
+    const checkpointFile = NodePath.join(keyDir, "audit-checkpoints.jsonl")
+    const filesLock = yield* Effect.makeSemaphore(1)
+    const queue = yield* Effect.acquireRelease(Queue.unbounded<Job>(), Queue.shutdown)
+    const delays: Record<Timer, Duration.Duration> = {
+      checkpoint: CHECKPOINT_INTERVAL,
+      sync: SYNC_INTERVAL,
+      release: Duration.millis(IDLE_MS)
+    }
+    const arms = {
+      checkpoint: yield* Queue.sliding<void>(1),
+      sync: yield* Queue.sliding<void>(1),
+      release: yield* Queue.sliding<void>(1)
+    }
+    const writer = yield* makeWriter({
+      auditDir,
+      keys,
+      checkpointFile,
+      fsync: options.fsync,
+      filesLock,
+      arm: (what) => Queue.offer(arms[what], undefined)
+    })
+    yield* runWriter(queue, writer)
+    // Each timer sleeps only once armed by a write, so an idle log schedules nothing.
+    for (const what of ["checkpoint", "sync", "release"] as const) {
+      yield* Effect.forkScoped(Effect.forever(
+        Queue.take(arms[what]).pipe(
+          Effect.zipRight(Effect.sleep(delays[what])),
+          Effect.zipRight(Queue.offer(queue, { _tag: "Tick", what }))
+        )
+      ))
+    }
+    // A new key every UTC midnight, even with nothing to write: yesterday's key must not stay on the machine.
+    yield* Effect.forkScoped(Effect.forever(
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => Effect.sleep(Duration.millis(DAY_MS - (now % DAY_MS)))),
+        Effect.zipRight(Queue.offer(queue, { _tag: "Tick", what: "epoch" }))
+      )
+    ))
+
+    const index = yield* Effect.cached(
+      Scope.extend(makeAuditIndex({ auditDir, dbFile: NodePath.join(auditDir, "index.sqlite") }), scope)
+    )
+
+    const append = Effect.fn("AuditLog.append")(function*(record: AuditRecord) {
+      const decoded = decodeAuditRecord(record)
+      if (Either.isLeft(decoded)) {
+        const given = (record as { readonly kind?: unknown }).kind
+        const kind = typeof given === "string" ? given : "(no kind)"
+        return yield* new AuditError({
+          path: auditDir,
+          message: `invalid ${kind} record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
+        })
+      }
+      const done = yield* Deferred.make<void, AuditError>()
+      // Queued before the log closes, a record is written by the last drain; after, it is refused. No race here:
+      // callers append from uninterruptible regions (a turn's last record), where a race's loser never stops.
+      if (yield* Queue.isShutdown(queue)) {
+        return yield* new AuditError({ path: auditDir, message: "the audit log is closed" })
+      }
+      yield* Queue.offer(queue, { _tag: "Append", record: decoded.right, done })
+      yield* Deferred.await(done)
+    })
+
+    const query = Effect.fn("AuditLog.query")(function*(query: AuditQuery) {
+      const { query: run } = yield* index
+      return yield* filesLock.withPermits(1)(run(query))
+    })
+
+    const snapshot = Effect.gen(function*() {
+      const done = yield* Deferred.make<ReadonlyMap<string, number>>()
+      if (yield* Queue.isShutdown(queue)) return new Map<string, number>()
+      yield* Queue.offer(queue, { _tag: "Snapshot", done })
+      return yield* Deferred.await(done)
+    })
+
+    const verifyIntegrity = Effect.fn("AuditLog.verifyIntegrity")(function*(
+      verifyOptions?: { readonly seed?: Uint8Array | undefined }
+    ) {
+      const seed = verifyOptions?.seed
+      let keyFor: (epoch: number) => Buffer | undefined
+      if (seed !== undefined) {
+        const parsed = parseKeyFile(seed)
+        if (Either.isLeft(parsed)) {
+          return yield* new AuditError({ path: "<seed>", message: `invalid verification seed: ${parsed.left}` })
+        }
+        keyFor = keyring(parsed.right)
+      } else {
+        const current: EpochKey | undefined = yield* keys.load
+        keyFor = (epoch) => current !== undefined && epoch === current.epoch ? current.key : undefined
+      }
+      const limits = yield* snapshot
+      return yield* filesLock.withPermits(1)(verifyAuditDir({
+        auditDir,
+        checkpointFile,
+        keyFor,
+        signatures: seed === undefined ? "current_epoch" : "all_epochs",
+        limits
+      }))
+    })
+
+    return AuditLog.of({ append, query, verifyIntegrity })
+  })
+
+/** `MYCLAW_KEY_DIR`, by default `<workspace>/../.myclaw-keys/<workspace folder name>`: outside the workspace. */
+export const auditKeyDir = (workspaceRoot: string) =>
+  Config.string("MYCLAW_KEY_DIR").pipe(
+    Config.withDefault(
+      NodePath.join(NodePath.dirname(workspaceRoot), ".myclaw-keys", NodePath.basename(workspaceRoot))
+    )
+  )
+
+/** The file audit log of the workspace (`<workspace>/.audit`), with `audit.fsync` from the configuration. */
+export const AuditLogFile = Layer.scoped(
+  AuditLog,
+  Effect.gen(function*() {
+    const workspace = yield* Workspace
+    const { config } = yield* MyclawConfig
+    const keyDir = yield* auditKeyDir(workspace.root)
+    return yield* makeAuditLogFile({
+      auditDir: NodePath.join(workspace.root, ".audit"),
+      keyDir: NodePath.resolve(keyDir),
+      fsync: config.audit.fsync
+    })
+  })
+)

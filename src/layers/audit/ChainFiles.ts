@@ -1,0 +1,132 @@
+import { FileSystem } from "@effect/platform"
+import { Effect, Exit, Scope } from "effect"
+import type { AuditRecord } from "../../domain/AuditRecord.js"
+import { AuditError } from "../../domain/Errors.js"
+import type { Head } from "./Heads.js"
+import type { EpochKey } from "./Keys.js"
+import { joinPath } from "./Lines.js"
+import { monthlyFile, monthOfMillis } from "./Rotation.js"
+import { MONTHLY_CHAIN, monthOfFile, sealLine, sha256 } from "./Seal.js"
+
+/**
+ * The files the writer appends to, kept open (`O_APPEND`, through the platform FileSystem, which tests
+ * replace to simulate a full disk). Each chain's records of a batch are sealed in order and written with one
+ * write of whole lines; a write that fails is cut back to the last whole line, so the file never keeps half a
+ * record while myclaw runs.
+ */
+export const makeChainFiles = (auditDir: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const handles = new Map<string, { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }>()
+    const dirty = new Set<string>()
+    /** Files whose failed write could not be cut back: appends to them fail until myclaw restarts. */
+    const broken = new Map<string, string>()
+
+    const fail = (path: string, what: string) => (error: { readonly message: string }) =>
+      new AuditError({ path, message: `${what}: ${error.message}` })
+
+    const handleOf = (name: string) =>
+      Effect.gen(function*() {
+        const open = handles.get(name)
+        if (open !== undefined) return open.file
+        const scope = yield* Scope.make()
+        const path = joinPath(auditDir, name)
+        const file = yield* Scope.extend(fs.open(path, { flag: "a", mode: 0o600 }), scope).pipe(
+          Effect.mapError(fail(path, "cannot open the audit file")),
+          Effect.tapError(() => Scope.close(scope, Exit.void))
+        )
+        handles.set(name, { file, scope })
+        return file
+      })
+
+    const sync = (name: string) =>
+      Effect.gen(function*() {
+        const open = handles.get(name)
+        if (open === undefined || !dirty.has(name)) return
+        yield* open.file.sync.pipe(Effect.mapError(fail(joinPath(auditDir, name), "cannot sync the audit file")))
+        dirty.delete(name)
+      })
+
+    const syncAll = Effect.suspend(() => Effect.forEach([...dirty], sync, { discard: true }))
+
+    const close = (name: string) =>
+      Effect.gen(function*() {
+        yield* sync(name)
+        const open = handles.get(name)
+        handles.delete(name)
+        if (open !== undefined) yield* Scope.close(open.scope, Exit.void)
+      })
+
+    const closeAll = Effect.suspend(() => Effect.forEach([...handles.keys()], close, { discard: true }))
+
+    /** The month a batch of the monthly chain goes to: the clock's (or a record's later) month, never back. */
+    const monthTarget = (head: Head, records: ReadonlyArray<AuditRecord>, now: number) => {
+      let month = monthOfMillis(now)
+      for (const record of records) month = record.at.slice(0, 7) > month ? record.at.slice(0, 7) : month
+      const newest = head.newestMonth
+      if (newest !== undefined && newest > month) month = newest
+      if (newest === month && head.file === undefined) {
+        // The newest month is already compressed (the clock went back): start the month after it.
+        month = new Date(Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5, 7)), 1)).toISOString().slice(0, 7)
+      }
+      return monthlyFile(month)
+    }
+
+    /**
+     * Appends `records` to the chain of `head`, moving the monthly chain to a new month's file first when the
+     * month changed (the previous file's name is pushed to `rotated`, for compression).
+     */
+    const write = (
+      head: Head,
+      records: ReadonlyArray<AuditRecord>,
+      key: EpochKey,
+      now: number,
+      rotated: Array<string>
+    ) =>
+      Effect.gen(function*() {
+        const target = head.chain === MONTHLY_CHAIN ? monthTarget(head, records, now) : head.chain
+        const path = joinPath(auditDir, target)
+        const problem = broken.get(target)
+        if (problem !== undefined) return yield* new AuditError({ path, message: problem })
+        if (head.file !== target) {
+          if (head.file !== undefined) {
+            yield* close(head.file)
+            rotated.push(head.file)
+          }
+          head.file = target
+          head.newestMonth = monthOfFile(target)
+          head.size = yield* fs.stat(path).pipe(Effect.map((info) => Number(info.size)), Effect.orElseSucceed(() => 0))
+        }
+        let { hash, seq } = head
+        const lines: Array<string> = []
+        for (const record of records) {
+          const line = yield* Effect.try({
+            try: () => sealLine(record, { seq: seq + 1, prev: hash, epoch: key.epoch }, key.key),
+            catch: (error) => new AuditError({ path, message: `cannot seal the record: ${String(error)}` })
+          })
+          lines.push(line)
+          seq += 1
+          hash = sha256(line)
+        }
+        const bytes = Buffer.from(lines.join("\n") + "\n")
+        const file = yield* handleOf(target)
+        yield* file.writeAll(bytes).pipe(
+          Effect.catchAll((error) =>
+            file.truncate(FileSystem.Size(head.size)).pipe(
+              Effect.catchAll((cut) =>
+                Effect.sync(() =>
+                  broken.set(target, `a failed write could not be cut back (${cut.message}): restart myclaw`)
+                )
+              ),
+              Effect.zipRight(Effect.fail(fail(path, "cannot append to the audit file")(error)))
+            )
+          )
+        )
+        head.seq = seq
+        head.hash = hash
+        head.size += bytes.length
+        dirty.add(target)
+      })
+
+    return { write, sync, syncAll, closeAll, hasUnsynced: () => dirty.size > 0 } as const
+  })

@@ -1,0 +1,87 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto"
+
+/**
+ * How a record becomes a signed line. The signature covers the exact bytes of the line up to `,"sig"`
+ * (no re-serialisation, so nothing is left to canonicalise), and `prev` is the SHA-256 of the previous line's
+ * exact bytes (without its newline): what is hashed and signed is what is on disk.
+ *
+ *   {...record,"seq":12,"prev":"<sha256 of line 11>","epoch":20567,"sig":"<HMAC-SHA256 of everything before ,"sig">"}
+ */
+
+/** Every monthly file (`YYYY-MM.jsonl`, compressed or not) is one chain; every other file is a chain of its own. */
+export const MONTHLY_CHAIN = "monthly"
+const MONTHLY_FILE = /^(\d{4}-\d{2})\.jsonl(\.gz)?$/
+const CHAIN_FILE = /^[a-z][a-z0-9_-]*\.jsonl$/
+
+/** The month of a monthly file name (`2026-04.jsonl` or `2026-04.jsonl.gz`), or undefined. */
+export const monthOfFile = (file: string): string | undefined => MONTHLY_FILE.exec(file)?.[1]
+
+/** The chain an audit file belongs to, or undefined for a file that is not an audit log (index, budget, lock). */
+export const chainOfFile = (file: string): string | undefined =>
+  monthOfFile(file) !== undefined ? MONTHLY_CHAIN : CHAIN_FILE.test(file) ? file : undefined
+
+export const sha256 = (bytes: Uint8Array | string): string => createHash("sha256").update(bytes).digest("hex")
+
+/** The `prev` of a chain's first record: bound to the chain, so a first line cannot be moved to another file. */
+export const genesisOf = (chain: string): string => sha256(`myclaw-audit-genesis\n${chain}`)
+
+/** Signatures of records and of checkpoints are domain-separated, so one can never pass for the other. */
+export type SealDomain = "record" | "checkpoint"
+
+export const hmac = (key: Uint8Array, domain: SealDomain, body: Uint8Array | string): string =>
+  createHmac("sha256", key).update(`myclaw-audit-${domain}\n`).update(body).digest("hex")
+
+export interface SealFields {
+  readonly seq: number
+  readonly prev: string
+  readonly epoch: number
+}
+
+const finiteNumbers = (_key: string, value: unknown) => {
+  if (typeof value === "number" && !Number.isFinite(value)) throw new Error(`${value} has no JSON form`)
+  return value
+}
+
+/** The signed line of `fields` (a record or a checkpoint), without its newline. Throws on a non-finite number. */
+export const sealLine = (
+  fields: object,
+  seal: SealFields,
+  key: Uint8Array,
+  domain: SealDomain = "record"
+): string => {
+  const unsigned = JSON.stringify({ ...fields, seq: seal.seq, prev: seal.prev, epoch: seal.epoch }, finiteNumbers)
+  return `${unsigned.slice(0, -1)},"sig":"${hmac(key, domain, unsigned)}"}`
+}
+
+const SIG_SUFFIX_LENGTH = ',"sig":"'.length + 64 + '"}'.length
+const SIG_SUFFIX = /^,"sig":"([0-9a-f]{64})"\}$/
+
+/** Splits a line into the bytes its signature covers and the signature, or undefined when it is not sealed. */
+export const openLine = (line: Uint8Array): { readonly unsigned: Buffer; readonly sig: string } | undefined => {
+  if (line.length <= SIG_SUFFIX_LENGTH) return undefined
+  const bytes = Buffer.from(line.buffer, line.byteOffset, line.byteLength)
+  const suffix = SIG_SUFFIX.exec(bytes.toString("latin1", bytes.length - SIG_SUFFIX_LENGTH))
+  if (suffix === null) return undefined
+  const unsigned = Buffer.concat([bytes.subarray(0, bytes.length - SIG_SUFFIX_LENGTH), Buffer.from("}")])
+  return { unsigned, sig: suffix[1]! }
+}
+
+/** Whether the line's signature was made with `key`. */
+export const signatureMatches = (line: Uint8Array, key: Uint8Array, domain: SealDomain = "record"): boolean => {
+  const opened = openLine(line)
+  if (opened === undefined) return false
+  const expected = Buffer.from(hmac(key, domain, opened.unsigned), "hex")
+  return timingSafeEqual(expected, Buffer.from(opened.sig, "hex"))
+}
+
+/** A line parsed as JSON, or undefined when it is not a JSON object. */
+export const parseLine = (line: Uint8Array): Record<string, unknown> | undefined => {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString("utf8"))
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? value as Record<string, unknown>
+      : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -1,0 +1,249 @@
+import { Clock, Deferred, Effect, Exit, Option, Queue, Ref, Scope } from "effect"
+import type { AuditRecord } from "../../domain/AuditRecord.js"
+import { AuditError } from "../../domain/Errors.js"
+import { auditFileOf } from "../AuditLogMemory.js"
+import { makeChainFiles } from "./ChainFiles.js"
+import { type CheckpointReason, makeCheckpointWriter } from "./Checkpoints.js"
+import { loadHeads, newHead, type Repair } from "./Heads.js"
+import { epochOf, type KeyStore } from "./Keys.js"
+import { compressMonth } from "./Rotation.js"
+import { chainOfFile, MONTHLY_CHAIN } from "./Seal.js"
+import { acquireWriterLock } from "./WriterLock.js"
+
+/**
+ * The single writer: every append goes through one queue and one fiber, so lines never interleave and each
+ * chain's seq and prev follow the order of the file. The fiber takes what is queued as one batch (group
+ * commit), writes each chain's lines with one write of whole lines, syncs (`fsync: "always"`) and checkpoints
+ * before it answers. A failed write is cut back to the last whole line and reported: never a silent success.
+ *
+ * Writing happens in sessions: the first append takes the folder's lock and reads where every chain, the
+ * key and the checkpoints stand (cutting a torn last line); after `IDLE_MS` without appends the session ends
+ * and the lock is released, so that another myclaw process (a CLI command next to `serve`) can write too.
+ */
+export type Job =
+  | { readonly _tag: "Append"; readonly record: AuditRecord; readonly done: Deferred.Deferred<void, AuditError> }
+  | { readonly _tag: "Tick"; readonly what: Timer | "epoch" }
+  | { readonly _tag: "Snapshot"; readonly done: Deferred.Deferred<ReadonlyMap<string, number>> }
+
+type Append = Extract<Job, { _tag: "Append" }>
+export type Timer = "checkpoint" | "sync" | "release"
+
+export interface WriterOptions {
+  readonly auditDir: string
+  readonly keys: KeyStore
+  readonly checkpointFile: string
+  readonly fsync: "always" | "batch"
+  /** Held while a month is compressed, so that readers never see a file vanish under them. */
+  readonly filesLock: Effect.Semaphore
+  /** Asks for a tick later: a checkpoint within 60 s, a sync within the batch interval, a release when idle. */
+  readonly arm: (what: Timer) => Effect.Effect<void>
+}
+
+const CHECKPOINT_EVERY = 100
+export const IDLE_MS = 250
+
+const triggerOf = (record: AuditRecord): CheckpointReason | undefined =>
+  record.kind === "approval" && record.event === "verdict"
+    ? "approval"
+    : record.kind === "tool_decision" && record.decision === "deny"
+    ? "denial"
+    : record.kind === "budget_override"
+    ? "budget_override"
+    : undefined
+
+const iso = (millis: number) => new Date(millis).toISOString()
+
+export const makeWriter = (options: WriterOptions) =>
+  Effect.gen(function*() {
+    const { auditDir, keys } = options
+    const files = yield* makeChainFiles(auditDir)
+
+    const open = Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      return yield* Effect.gen(function*() {
+        yield* Scope.extend(acquireWriterLock(auditDir), scope)
+        const loaded = yield* loadHeads(auditDir)
+        let key = yield* keys.load
+        if (key === undefined && loaded.hasRecords) {
+          return yield* new AuditError({
+            path: keys.keyFile,
+            message: `${auditDir} holds signed records but the audit key is missing: restore ${keys.keyDir} ` +
+              "(or point MYCLAW_KEY_DIR at it); a new key would hide whatever happened to the old one"
+          })
+        }
+        const now = yield* Clock.currentTimeMillis
+        key = key === undefined ? yield* keys.create(epochOf(now)) : yield* keys.advance(key, epochOf(now))
+        const checkpoints = yield* Scope.extend(makeCheckpointWriter(options.checkpointFile), scope)
+        const repairs: Array<Repair> = [...loaded.repairs]
+        if (checkpoints.cut > 0) {
+          const detail = "a torn last checkpoint was cut"
+          repairs.push({ file: options.checkpointFile, bytes: checkpoints.cut, detail })
+        }
+        for (const repair of repairs) yield* Effect.logWarning(`audit: ${repair.file}: ${repair.detail}`)
+        return { scope, heads: loaded.heads, checkpoints, key, sinceCheckpoint: 0, repairs, lastBatchAt: now }
+      }).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
+    })
+    type Session = Effect.Effect.Success<typeof open>
+    const session = yield* Ref.make(Option.none<Session>())
+
+    const ready = Effect.flatMap(Ref.get(session), (current) =>
+      Option.match(current, {
+        onSome: Effect.succeed,
+        onNone: () => Effect.tap(open, (opened) => Ref.set(session, Option.some(opened)))
+      }))
+
+    /** Appends one chain's records; under `fsync: "always"` they are on the disk when it succeeds. */
+    const writeChain = (
+      s: Session,
+      chain: string,
+      records: ReadonlyArray<AuditRecord>,
+      now: number,
+      rotated: Array<string>
+    ) =>
+      Effect.gen(function*() {
+        const head = s.heads.get(chain) ?? newHead(chain)
+        s.heads.set(chain, head)
+        yield* files.write(head, records, s.key, now, rotated)
+        s.sinceCheckpoint += records.length
+        if (options.fsync === "always") yield* files.sync(head.file!)
+      })
+
+    const checkpoint = (s: Session, reason: CheckpointReason, now: number) =>
+      Effect.gen(function*() {
+        yield* files.syncAll
+        const heads = [...s.heads.values()].filter((head) => head.seq > 0).map((head) => ({
+          chain: head.chain,
+          file: head.file ?? `${head.newestMonth}.jsonl`,
+          seq: head.seq,
+          hash: head.hash
+        }))
+        yield* s.checkpoints.write(heads, reason, iso(now), s.key)
+        s.sinceCheckpoint = 0
+      })
+
+    /** Ends the session: a checkpoint for what is not anchored yet, files closed, the lock released. */
+    const close = (s: Session) =>
+      Effect.gen(function*() {
+        if (s.sinceCheckpoint > 0) yield* checkpoint(s, "close", yield* Clock.currentTimeMillis)
+        yield* files.closeAll
+      }).pipe(
+        Effect.catchAll((error) => Effect.logError(`audit: closing: ${error.message}`)),
+        Effect.ensuring(Effect.zipRight(Scope.close(s.scope, Exit.void), Ref.set(session, Option.none())))
+      )
+
+    const appendBatch = (batch: ReadonlyArray<Append>) =>
+      Effect.gen(function*() {
+        const s = yield* ready
+        const now = yield* Clock.currentTimeMillis
+        s.lastBatchAt = now
+        s.key = yield* keys.advance(s.key, epochOf(now))
+        const recovered: Array<AuditRecord> = s.repairs.map((repair) => ({
+          kind: "recovered",
+          at: iso(now),
+          file: repair.file,
+          truncated_bytes: repair.bytes,
+          detail: repair.detail
+        }))
+        const groups = new Map<string, Array<{ readonly record: AuditRecord; readonly job?: Append }>>()
+        const items = [...recovered.map((record) => ({ record })), ...batch.map((job) => ({ record: job.record, job }))]
+        for (const item of items) {
+          const chain = chainOfFile(auditFileOf(item.record)) ?? MONTHLY_CHAIN
+          const group = groups.get(chain)
+          if (group === undefined) groups.set(chain, [item])
+          else group.push(item)
+        }
+        const rotated: Array<string> = []
+        const outcomes: Array<readonly [Append, Exit.Exit<void, AuditError>]> = []
+        const reasons = new Set<CheckpointReason>()
+        for (const [chain, group] of groups) {
+          const exit = yield* Effect.exit(writeChain(s, chain, group.map((item) => item.record), now, rotated))
+          if (Exit.isSuccess(exit) && chain === MONTHLY_CHAIN && recovered.length > 0) s.repairs = []
+          for (const item of group) {
+            if (item.job === undefined) continue
+            outcomes.push([item.job, exit])
+            const reason = Exit.isSuccess(exit) ? triggerOf(item.record) : undefined
+            if (reason !== undefined) reasons.add(reason)
+          }
+        }
+        if (reasons.size > 0 || s.sinceCheckpoint >= CHECKPOINT_EVERY) {
+          const exit = yield* Effect.exit(checkpoint(s, reasons.size > 0 ? [...reasons][0]! : "count", now))
+          if (Exit.isFailure(exit)) {
+            yield* Effect.logError("audit: the checkpoint could not be written", exit.cause)
+            // An approval, denial or override that cannot be anchored is not acted upon.
+            for (let i = 0; i < outcomes.length; i++) {
+              if (triggerOf(outcomes[i]![0].record) !== undefined) outcomes[i] = [outcomes[i]![0], exit]
+            }
+          }
+        }
+        if (s.sinceCheckpoint > 0) yield* options.arm("checkpoint")
+        if (files.hasUnsynced()) yield* options.arm("sync")
+        yield* options.arm("release")
+        for (const file of rotated) {
+          yield* options.filesLock.withPermits(1)(compressMonth(auditDir, file)).pipe(
+            Effect.catchAll((error) => Effect.logError(`audit rotation: ${error.message}`))
+          )
+        }
+        return outcomes
+      })
+
+    const tick = (what: Timer | "epoch") =>
+      Effect.gen(function*() {
+        const current = yield* Ref.get(session)
+        const now = yield* Clock.currentTimeMillis
+        if (Option.isNone(current)) {
+          // Not writing now: still, yesterday's key must not stay on the machine.
+          const key = what === "epoch" ? yield* keys.load : undefined
+          if (key !== undefined) yield* keys.advance(key, epochOf(now))
+          return
+        }
+        const s = current.value
+        if (what === "sync") yield* files.syncAll
+        if (what === "epoch") s.key = yield* keys.advance(s.key, epochOf(now))
+        if (what === "checkpoint" && s.sinceCheckpoint > 0) yield* checkpoint(s, "interval", now)
+        if (what === "release") {
+          if (now - s.lastBatchAt >= IDLE_MS) yield* close(s)
+          else yield* options.arm("release")
+        }
+      }).pipe(Effect.catchAll((error) => Effect.logError(`audit: ${what}: ${error.message}`)))
+
+    const snapshot = Effect.map(Ref.get(session), (current) => {
+      const sizes = new Map<string, number>()
+      if (Option.isNone(current)) return sizes
+      for (const head of current.value.heads.values()) if (head.file !== undefined) sizes.set(head.file, head.size)
+      sizes.set(options.checkpointFile, current.value.checkpoints.size())
+      return sizes
+    })
+
+    /** One step of the writer fiber: every queued job, appends first as one batch. */
+    const step = (jobs: ReadonlyArray<Job>) =>
+      Effect.gen(function*() {
+        const appends = jobs.filter((job): job is Append => job._tag === "Append")
+        if (appends.length > 0) {
+          const exit = yield* Effect.exit(appendBatch(appends))
+          if (Exit.isSuccess(exit)) {
+            for (const [job, outcome] of exit.value) yield* Deferred.done(job.done, outcome)
+          } else {
+            for (const job of appends) yield* Deferred.done(job.done, exit)
+          }
+        }
+        for (const job of jobs) {
+          if (job._tag === "Tick") yield* tick(job.what)
+          if (job._tag === "Snapshot") yield* Deferred.complete(job.done, snapshot)
+        }
+      })
+
+    const shutdown = Effect.flatMap(Ref.get(session), Option.match({ onNone: () => Effect.void, onSome: close }))
+
+    return { step, shutdown } as const
+  })
+
+/** The writer fiber: takes whatever is queued, as one batch, until the scope closes; then drains and shuts down. */
+export const runWriter = (queue: Queue.Queue<Job>, writer: Effect.Effect.Success<ReturnType<typeof makeWriter>>) =>
+  Effect.gen(function*() {
+    const drain: Effect.Effect<void> = Effect.flatMap(Queue.takeAll(queue), (rest) =>
+      rest.length === 0 ? Queue.shutdown(queue) : Effect.zipRight(writer.step([...rest]), drain))
+    yield* Effect.addFinalizer(() => Effect.zipRight(drain, writer.shutdown))
+    yield* Effect.forkScoped(Effect.forever(
+      Effect.flatMap(Queue.takeBetween(queue, 1, 10_000), (jobs) => Effect.uninterruptible(writer.step([...jobs])))
+    ))
+  })

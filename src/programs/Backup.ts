@@ -1,0 +1,143 @@
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import * as NodeFs from "node:fs/promises"
+import * as NodePath from "node:path"
+import { BackupError } from "../domain/BackupError.js"
+
+/**
+ * The workspace backup (seed 003 section 8): `workspace-YYYYMMDD-HHMM.tar.gz` (UTC) made with the system's
+ * `tar`, restorable with a plain `tar xzf`, then the retention applied to the destination folder. The
+ * derived audit index and the writer's lock are left out: both are rebuilt or retaken on the restored copy.
+ */
+const BACKUP_NAME = /^workspace-(\d{8})-(\d{4})\.tar\.gz$/
+const LEFT_OUT = [".audit/index.sqlite", ".audit/index.sqlite-wal", ".audit/index.sqlite-shm", ".audit/writer.lock"]
+
+/** `workspace-YYYYMMDD-HHMM.tar.gz` for an instant, in UTC. */
+export const backupName = (millis: number): string => {
+  const iso = new Date(millis).toISOString()
+  return `workspace-${iso.slice(0, 10).replaceAll("-", "")}-${iso.slice(11, 16).replace(":", "")}.tar.gz`
+}
+
+export interface RetentionPolicy {
+  readonly daily: number
+  readonly monthly: number
+}
+
+/**
+ * Which backups to keep, from their names alone: the newest of each of the last `daily` days that have
+ * one, and the first of each of the last `monthly` months that have one (seed 003: 30 daily, 12 monthly).
+ * Names that are not backups are neither kept nor removed.
+ */
+export const retention = (
+  names: ReadonlyArray<string>,
+  policy: RetentionPolicy = { daily: 30, monthly: 12 }
+): { readonly keep: ReadonlyArray<string>; readonly remove: ReadonlyArray<string> } => {
+  const backups = names.filter((name) => BACKUP_NAME.test(name)).sort()
+  const keep = new Set<string>()
+  const newestOfDay = new Map<string, string>()
+  const firstOfMonth = new Map<string, string>()
+  for (const name of backups) {
+    const day = name.slice("workspace-".length, "workspace-".length + 8)
+    newestOfDay.set(day, name)
+    if (!firstOfMonth.has(day.slice(0, 6))) firstOfMonth.set(day.slice(0, 6), name)
+  }
+  for (const name of [...newestOfDay.values()].slice(-policy.daily)) keep.add(name)
+  for (const name of [...firstOfMonth.values()].slice(-policy.monthly)) keep.add(name)
+  return { keep: backups.filter((name) => keep.has(name)), remove: backups.filter((name) => !keep.has(name)) }
+}
+
+const run = (command: string, args: ReadonlyArray<string>) =>
+  new Promise<{ readonly code: number; readonly stderr: string }>((resolve, reject) => {
+    execFile(command, [...args], { maxBuffer: 16 * 1024 * 1024 }, (error, _stdout, stderr) => {
+      if (error === null) return resolve({ code: 0, stderr })
+      if (typeof error.code === "number") return resolve({ code: error.code, stderr })
+      reject(error)
+    })
+  })
+
+const syncPath = async (path: string) => {
+  const handle = await NodeFs.open(path, "r")
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+export interface BackupResult {
+  readonly file: string
+  readonly removed: ReadonlyArray<string>
+}
+
+/** Writes one backup of `workspace` into `dest` and applies the retention there. */
+export const backup = Effect.fn("Backup.run")(function*(options: {
+  readonly workspace: string
+  readonly dest: string
+  readonly now: number
+  readonly policy?: RetentionPolicy
+}) {
+  const workspace = NodePath.resolve(options.workspace)
+  const dest = NodePath.resolve(options.dest)
+  const relative = NodePath.relative(workspace, dest)
+  if (relative === "" || (!relative.startsWith("..") && !NodePath.isAbsolute(relative))) {
+    const message = `the backup folder must be outside the workspace ${workspace}`
+    return yield* new BackupError({ path: dest, message })
+  }
+  const fail = (path: string, what: string) => (error: unknown) =>
+    new BackupError({ path, message: `${what}: ${error instanceof Error ? error.message : String(error)}` })
+  yield* Effect.tryPromise({ try: () => NodeFs.mkdir(dest, { recursive: true }), catch: fail(dest, "cannot create") })
+  const file = NodePath.join(dest, backupName(options.now))
+  const temporary = NodePath.join(dest, `.${NodePath.basename(file)}.partial`)
+  const base = NodePath.basename(workspace)
+  const result = yield* Effect.tryPromise({
+    try: () =>
+      run("tar", [
+        "-czf",
+        temporary,
+        "--no-wildcards",
+        ...LEFT_OUT.map((path) => `--exclude=${base}/${path}`),
+        "-C",
+        NodePath.dirname(workspace),
+        base
+      ]),
+    catch: fail(file, "cannot run tar")
+  })
+  // GNU tar exits 1 when a file grew while it was read (the live audit log): the archive is still whole.
+  if (result.code !== 0 && !(result.code === 1 && /file changed as we read it/.test(result.stderr))) {
+    yield* Effect.promise(() => NodeFs.rm(temporary, { force: true }))
+    return yield* new BackupError({ path: file, message: `tar failed (exit ${result.code}): ${result.stderr.trim()}` })
+  }
+  if (result.stderr.trim() !== "") yield* Effect.logWarning(`backup: tar: ${result.stderr.trim()}`)
+  yield* Effect.tryPromise({
+    try: async () => {
+      await syncPath(temporary)
+      await NodeFs.rename(temporary, file)
+      await syncPath(dest)
+    },
+    catch: fail(file, "cannot store the backup")
+  })
+  const names = yield* Effect.tryPromise({ try: () => NodeFs.readdir(dest), catch: fail(dest, "cannot list") })
+  const { remove } = retention(names, options.policy)
+  for (const name of remove) {
+    const path = NodePath.join(dest, name)
+    yield* Effect.tryPromise({ try: () => NodeFs.rm(path), catch: fail(path, "cannot remove") })
+  }
+  yield* Effect.logInfo(`backup ${file} written; ${remove.length} old backup(s) removed`)
+  return { file, removed: remove } satisfies BackupResult
+})
+
+/**
+ * Where backups go: `--dest`, else `backup.dest` of the configuration (relative to its file), else
+ * `<workspace>/../myclaw-backups`.
+ */
+export const backupDestination = (options: {
+  readonly dest?: string | undefined
+  readonly configured?: string | undefined
+  readonly configFile: string
+  readonly workspace: string
+}): string =>
+  options.dest !== undefined
+    ? NodePath.resolve(options.dest)
+    : options.configured !== undefined
+    ? NodePath.resolve(NodePath.dirname(options.configFile), options.configured)
+    : NodePath.join(NodePath.dirname(options.workspace), "myclaw-backups")
