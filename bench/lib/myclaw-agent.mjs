@@ -136,20 +136,25 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
   });
 
   // The production graph (layers/Main.ts) with the benchmark's edges: fixed configuration (defaults but
-  // maxSteps and traces.fsync), the temp workspace, the fake model through the real tier layer,
-  // approvals that are never asked (add has no side effects, so the policy allows it without approval),
-  // and the file trace store (JSON lines, fsync'ed, in the workspace's audit folder).
-  const config = M.AppConfig.AppConfig.make({ maxSteps: STEPS, traces: { fsync } });
+  // maxSteps and the fsync setting of traces and audit log), the temp workspace, the fake model through the
+  // real tier layer (budget reservations included), approvals that are never asked (add has no side effects,
+  // so the policy allows it without approval), the file trace store, the signed file audit log (one trace
+  // record per conversation) and the file budget, all in the workspace.
+  process.env.MYCLAW_KEY_DIR = path.join(workspace, '.bench-keys');
+  const config = M.AppConfig.AppConfig.make({ maxSteps: STEPS, traces: { fsync }, audit: { fsync } });
   const ConfigBench = M.MyclawConfigFixed(config);
   const WorkspaceBench = Layer.effect(M.Workspace, M.makeWorkspace(workspace));
   const TraceStoreBench = Layer.scoped(M.TraceStore, M.makeTraceStoreFile(path.join(workspace, '.audit', 'traces'), fsync));
-  const LlmBench = Layer.sync(M.Llm, () =>
-    M.makeLlmTiers({ frontier: [provider], 'local-fast': [] }, M.tierSettings(config, '<bench>')),
+  const LlmBench = Layer.effect(
+    M.Llm,
+    Effect.map(M.Budget, (budget) =>
+      M.makeLlmTiers({ frontier: [provider], 'local-fast': [] }, M.tierSettings(config, '<bench>'), budget)),
   );
   const base = ConfigBench.pipe(Layer.merge(WorkspaceBench), Layer.provideMerge(NodeContext.layer));
-  const services = Layer.mergeAll(LlmBench, M.PolicyLive, M.ApprovalsScripted(() => false), M.BudgetMemory).pipe(
+  const services = Layer.mergeAll(LlmBench, M.PolicyLive, M.ApprovalsScripted(() => false)).pipe(
     Layer.provideMerge(M.PromptBuilderLive),
     Layer.provideMerge(Layer.merge(M.ToolRegistryFrom([addTool]), TraceStoreBench)),
+    Layer.provideMerge(M.StateLayer),
   );
   const app = M.AgentRuntimeLive.pipe(Layer.provideMerge(services), Layer.provideMerge(base));
   // stdout carries only the result line: Effect's logs (e.g. the one-time "model not in the pricing

@@ -1,9 +1,24 @@
 import { Data, Either } from "effect"
+import type { AuditKind } from "../domain/AuditRecord.js"
+import { auditKinds, isAuditKind, parseAuditTime } from "./Audit.js"
 
 export type Command = Data.TaggedEnum<{
   Chat: { readonly message: string; readonly session: string | undefined; readonly json: boolean }
   Serve: {}
   Doctor: {}
+  Budget: {}
+  AuditVerify: { readonly seedFile: string | undefined }
+  AuditQuery: {
+    readonly kind: AuditKind | undefined
+    readonly since: number | undefined
+    readonly until: number | undefined
+    readonly sender: string | undefined
+    readonly limit: number
+    readonly json: boolean
+  }
+  Backup: { readonly dest: string | undefined }
+  Digest: { readonly day: string; readonly polish: boolean }
+  BudgetOverride: { readonly until: string; readonly reason: string }
   Help: {}
 }>
 export const Command = Data.taggedEnum<Command>()
@@ -15,10 +30,18 @@ export const usage = `Usage:
   myclaw chat "message" [--session ID] [--json]   run one turn and print the answer (or the trace as JSON)
   myclaw serve                                     start the HTTP server (what npm start runs)
   myclaw doctor                                    check the configuration and one completion per provider
+  myclaw digest [today|YYYY-MM-DD] [--no-polish]   the day's digest from the audit log
+  myclaw audit verify [--seed FILE]                check the audit log's chains, checkpoints and signatures
+  myclaw audit query [--kind K] [--since DAY|ISO] [--until DAY|ISO] [--sender S] [--limit N] [--json]
+  myclaw backup [--dest DIR]                       a tar.gz of the workspace, with the retention of old ones
+  myclaw budget                                    today's spend, the caps, what remains, when it resets
+  myclaw budget override --until HH:MM --reason "..."   lift the hard cap until HH:MM today (audited)
   myclaw help                                      this text
 
 Environment: MYCLAW_HOME (workspace, default ./workspace), MYCLAW_CONFIG (default <workspace>/myclaw.json),
-MYCLAW_HTTP_HOST (default 127.0.0.1), MYCLAW_HTTP_PORT (default 8787), MYCLAW_LOG_LEVEL (default Info).`
+MYCLAW_HTTP_HOST (default 127.0.0.1), MYCLAW_HTTP_PORT (default 8787), MYCLAW_LOG_LEVEL (default Info),
+MYCLAW_ADMIN_TOKEN (for /metrics and POST /v1/turns), MYCLAW_KEY_DIR (the audit keys, outside the workspace),
+OTEL_EXPORTER_OTLP_ENDPOINT (spans over OTLP/HTTP).`
 
 const fail = (message: string) => Either.left(new UsageError({ message }))
 
@@ -44,6 +67,66 @@ const parseChat = (args: ReadonlyArray<string>): Either.Either<Command, UsageErr
   return Either.right(Command.Chat({ message, session, json }))
 }
 
+/** `--name value` or `--name=value` options; every option must be known and given once. */
+const parseOptions = (
+  command: string,
+  args: ReadonlyArray<string>,
+  known: ReadonlyArray<string>
+): Either.Either<Record<string, string>, UsageError> => {
+  const options: Record<string, string> = {}
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    const [name, inline] = arg.startsWith("--") ? arg.slice(2).split(/=(.*)/s, 2) : [undefined, undefined]
+    if (name === undefined || !known.includes(name)) return fail(`${command}: unexpected ${JSON.stringify(arg)}`)
+    const value = inline ?? args[++i]
+    if (value === undefined || value.startsWith("--")) return fail(`${command}: --${name} needs a value`)
+    if (name in options) return fail(`${command}: --${name} given twice`)
+    options[name] = value
+  }
+  return Either.right(options)
+}
+
+const parseBudget = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
+  if (args.length === 0) return Either.right(Command.Budget())
+  if (args[0] !== "override") return fail(`budget: unknown subcommand ${JSON.stringify(args[0])} (try: budget override)`)
+  return Either.flatMap(parseOptions("budget override", args.slice(1), ["until", "reason"]), (options) => {
+    const until = options.until
+    const reason = options.reason?.trim()
+    if (until === undefined || !/^([01]\d|2[0-3]):[0-5]\d$/.test(until)) {
+      return fail("budget override needs --until HH:MM (24-hour local time, e.g. 23:59)")
+    }
+    if (reason === undefined || reason === "") return fail("budget override needs --reason \"why\": it goes in the audit log")
+    return Either.right(Command.BudgetOverride({ until, reason }))
+  })
+}
+
+const parseAudit = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
+  const [sub, ...rest] = args
+  if (sub === "verify") {
+    return Either.map(parseOptions("audit verify", rest, ["seed"]), (o) => Command.AuditVerify({ seedFile: o.seed }))
+  }
+  if (sub !== "query") return fail(`audit: expected verify or query, got ${JSON.stringify(sub ?? "")}`)
+  const json = rest.includes("--json")
+  return Either.flatMap(
+    parseOptions("audit query", rest.filter((arg) => arg !== "--json"), ["kind", "since", "until", "sender", "limit"]),
+    (o) => {
+      if (o.kind !== undefined && !isAuditKind(o.kind)) {
+        return fail(`audit query: --kind ${o.kind} is not a record kind (${auditKinds.join(", ")})`)
+      }
+      const limit = o.limit === undefined ? 20 : Number(o.limit)
+      if (!Number.isInteger(limit) || limit <= 0) return fail(`audit query: --limit must be a positive integer, got ${o.limit}`)
+      const time = (name: "since" | "until") => {
+        const text = o[name]
+        if (text === undefined) return Either.right(undefined)
+        return Either.mapLeft(parseAuditTime(text, name), (message) => new UsageError({ message: `audit query: --${name} ${message}` }))
+      }
+      return Either.flatMap(time("since"), (since) =>
+        Either.map(time("until"), (until) =>
+          Command.AuditQuery({ kind: o.kind as AuditKind | undefined, since, until, sender: o.sender, limit, json })))
+    }
+  )
+}
+
 export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
   const [command, ...rest] = argv
   switch (command) {
@@ -51,6 +134,20 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, U
       return parseChat(rest)
     case "serve":
       return rest.length === 0 ? Either.right(Command.Serve()) : fail(`serve takes no arguments, got ${rest.join(" ")}`)
+    case "budget":
+      return parseBudget(rest)
+    case "audit":
+      return parseAudit(rest)
+    case "backup":
+      return Either.map(parseOptions("backup", rest, ["dest"]), (options) => Command.Backup({ dest: options.dest }))
+    case "digest": {
+      const polish = !rest.includes("--no-polish")
+      const days = rest.filter((arg) => arg !== "--no-polish")
+      if (days.length > 1 || days.some((arg) => arg.startsWith("--"))) {
+        return fail(`digest takes one day (today or YYYY-MM-DD) and --no-polish, got ${days.join(" ")}`)
+      }
+      return Either.right(Command.Digest({ day: days[0] ?? "today", polish }))
+    }
     case "doctor":
       return rest.length === 0 ? Either.right(Command.Doctor()) : fail(`doctor takes no arguments, got ${rest.join(" ")}`)
     case undefined:

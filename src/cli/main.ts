@@ -2,9 +2,17 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
 import { HttpLive } from "../http/Server.js"
-import { BaseLayer, MainLayer } from "../layers/Main.js"
+import { BaseLayer, MainLayer, StateLayer } from "../layers/Main.js"
+import { AuditLogFile } from "../layers/AuditLogFile.js"
+import { TelemetryLive } from "../layers/Telemetry.js"
+import { BackupScheduleLive } from "../programs/BackupSchedule.js"
+import { DigestScheduleLive } from "../programs/Digest.js"
 import { Command, parseArgs, usage } from "./Args.js"
+import { budgetOverride, budgetShow } from "./BudgetCommand.js"
+import { auditQuery, auditVerify } from "./Audit.js"
+import { backupCommand } from "./Backup.js"
 import { chat } from "./Chat.js"
+import { digestCommand } from "./Digest.js"
 import { doctor } from "./Doctor.js"
 
 const levels: Record<string, LogLevel.LogLevel> = {
@@ -42,6 +50,9 @@ const jsonLogs = Layer.unwrapEffect(
   Effect.map(logLevel, (level) => Layer.merge(Logger.json, Logger.minimumLogLevel(level)))
 )
 
+/** The audit log alone: verify and query must not start the budget, which writes budget.json. */
+const AuditLayer = AuditLogFile.pipe(Layer.provideMerge(BaseLayer))
+
 const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.gen(function*() {
     const command = yield* parseArgs(argv)
@@ -49,15 +60,28 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       Help: () => Effect.as(Console.log(usage), 0),
       Chat: (options) => Effect.as(chat(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
       Doctor: () => doctor.pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
+      Budget: () => budgetShow.pipe(Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))), Effect.provide(stderrLogs)),
+      BudgetOverride: (options) =>
+        budgetOverride(options).pipe(Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))), Effect.provide(stderrLogs)),
+      AuditVerify: (options) => auditVerify(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
+      AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
+      Backup: (options) => backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
+      Digest: (options) =>
+        Effect.as(digestCommand(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
       Serve: () =>
-        Layer.launch(HttpLive.pipe(Layer.provide(MainLayer))).pipe(Effect.provide(jsonLogs), Effect.as(0))
+        Layer.launch(Layer.mergeAll(HttpLive, DigestScheduleLive, BackupScheduleLive).pipe(Layer.provide(MainLayer))).pipe(
+          Effect.provide(TelemetryLive),
+          Effect.provide(jsonLogs),
+          Effect.as(0)
+        )
     })
   }).pipe(
     Effect.catchTags({
       UsageError: (error) => Effect.as(Console.error(`myclaw: ${error.message}\n\n${usage}`), 2),
       ConfigFileError: (error) => Effect.as(Console.error(`myclaw: ${error.file}: ${error.message}`), 1),
       WorkspaceError: (error) => Effect.as(Console.error(`myclaw: workspace ${error.path}: ${error.message}`), 1),
-      TraceStoreError: (error) => Effect.as(Console.error(`myclaw: trace store ${error.path}: ${error.message}`), 1)
+      TraceStoreError: (error) => Effect.as(Console.error(`myclaw: trace store ${error.path}: ${error.message}`), 1),
+      AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1)
     }),
     Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))
   )

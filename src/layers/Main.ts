@@ -1,9 +1,12 @@
 import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { Layer } from "effect"
 import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
-import { ApprovalsCli } from "./ApprovalsCli.js"
-import { BudgetMemory } from "./BudgetMemory.js"
+import { ApprovalChannelCli } from "./ApprovalChannelCli.js"
+import { ApprovalsSqlite } from "./ApprovalsLive.js"
+import { AuditLogFile } from "./AuditLogFile.js"
+import { BudgetLive } from "./BudgetLive.js"
 import { LlmLive } from "./LlmLive.js"
+import { MetricsLive } from "./MetricsLive.js"
 import { MyclawConfigLive } from "./MyclawConfigLive.js"
 import { PolicyLive } from "./PolicyLive.js"
 import { PromptBuilderLive } from "./PromptBuilderLive.js"
@@ -17,14 +20,20 @@ export const BaseLayer = MyclawConfigLive.pipe(
   Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
 )
 
-/** The services of a turn, from the configuration. */
-export const ServicesLayer = Layer.mergeAll(LlmLive, PolicyLive, ApprovalsCli).pipe(
-  Layer.provideMerge(PromptBuilderLive),
-  Layer.provideMerge(Layer.mergeAll(ToolRegistryLive, TraceStoreFile, BudgetMemory))
-)
+/** The signed audit log and the budget kept beside it. */
+export const StateLayer = BudgetLive.pipe(Layer.provideMerge(AuditLogFile))
+
+/** The services of a turn, from the configuration; approvals asked on the terminal. */
+export const ServicesLayer = Layer.mergeAll(LlmLive, PolicyLive, ApprovalsSqlite.pipe(Layer.provide(ApprovalChannelCli)))
+  .pipe(
+    Layer.provideMerge(PromptBuilderLive),
+    Layer.provideMerge(Layer.merge(ToolRegistryLive, TraceStoreFile)),
+    Layer.provideMerge(StateLayer)
+  )
 
 /** The whole graph from configuration (DESIGN section 1): compose once, at the edge. */
 export const MainLayer = AgentRuntimeLive.pipe(
+  Layer.provideMerge(MetricsLive),
   Layer.provideMerge(ServicesLayer),
   Layer.provideMerge(BaseLayer)
 )
