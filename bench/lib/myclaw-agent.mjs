@@ -156,11 +156,15 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
     Layer.provideMerge(Layer.merge(M.ToolRegistryFrom([addTool]), TraceStoreBench)),
     Layer.provideMerge(M.StateLayer),
   );
-  const app = M.AgentRuntimeLive.pipe(Layer.provideMerge(services), Layer.provideMerge(base));
+  const app = M.AgentRuntimeLive.pipe(
+    Layer.provideMerge(M.MetricsLive),
+    Layer.provideMerge(services),
+    Layer.provideMerge(base),
+  );
   // stdout carries only the result line: Effect's logs (e.g. the one-time "model not in the pricing
   // table" warning) go to stderr, as in myclaw's CLI.
   const stderrLogs = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger));
-  const runtime = ManagedRuntime.make(Layer.merge(app, stderrLogs));
+  const runtime = ManagedRuntime.make(Layer.merge(app.pipe(Layer.provide(stderrLogs)), stderrLogs));
 
   let disposed = false;
   const dispose = async () => {

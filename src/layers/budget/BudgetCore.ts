@@ -54,7 +54,12 @@ export const makeBudgetCore = (
   Effect.gen(function*() {
     const lock = yield* Effect.makeSemaphore(1)
     let state = initial
+    // The current day's bounds, so that the per-call check is two comparisons, not a time zone computation.
+    let bounds = { start: 0, end: 0 }
     const rollover = (now: number) => {
+      if (now >= bounds.start && now < bounds.end) return
+      const end = nextMidnight(now, settings.timeZone)
+      bounds = { start: DateTime.toEpochMillis(DateTime.subtract(DateTime.unsafeMakeZoned(end, { timeZone: settings.timeZone }), { days: 1 })), end }
       const today = dayOf(now, settings.timeZone)
       if (today !== state.day) state = { ...freshDay(today), reservations: state.reservations }
     }
@@ -72,7 +77,7 @@ export const makeBudgetCore = (
         reservedEur,
         softCapEur: settings.softCapEur,
         hardCapEur: settings.hardCapEur,
-        resetsAt: nextMidnight(now, settings.timeZone),
+        resetsAt: bounds.end,
         overrideUntil: state.overrideUntil !== null && now < state.overrideUntil ? state.overrideUntil : null,
         softNoticePending: soft && !state.softNoticeGiven
       }
