@@ -3,6 +3,7 @@ import { execFile } from "node:child_process"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { BackupError } from "../domain/BackupError.js"
+import { syncPath } from "../domain/FileSync.js"
 
 /**
  * The workspace backup (seed 003 section 8): `workspace-YYYYMMDD-HHMM.tar.gz` (UTC) made with the system's
@@ -54,15 +55,6 @@ const run = (command: string, args: ReadonlyArray<string>) =>
       reject(error)
     })
   })
-
-const syncPath = async (path: string) => {
-  const handle = await NodeFs.open(path, "r")
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
 
 export interface BackupResult {
   readonly file: string

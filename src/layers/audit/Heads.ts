@@ -3,6 +3,7 @@ import * as NodeFs from "node:fs/promises"
 import { type AuditFile, fileError, forEachLine, joinPath, listChains, readTail, type Tail } from "./Lines.js"
 import { compressOlderMonths } from "./Rotation.js"
 import { genesisOf, MONTHLY_CHAIN, monthOfFile, parseLine, sha256 } from "./Seal.js"
+import { syncPath } from "../../domain/FileSync.js"
 
 /** Where each chain stands when the writer starts: the file it appends to, its last seq and last line's hash. */
 export interface Head {
@@ -33,15 +34,6 @@ export const newHead = (chain: string): Head => ({
   size: 0
 })
 
-const syncFile = async (path: string) => {
-  const handle = await NodeFs.open(path, "r+")
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
 /**
  * Cuts a torn last line: bytes after the last newline, or a last line that is not JSON. The only truncation
  * myclaw ever does; damage anywhere else is left for verify to report.
@@ -54,7 +46,7 @@ const repairTail = async (auditDir: string, name: string, repairs: Array<Repair>
   const keep = tail.partial.length > 0 ? tail.size - tail.partial.length : tail.last!.start
   const cut = tail.size - keep
   await NodeFs.truncate(path, keep)
-  await syncFile(path)
+  await syncPath(path, "r+")
   repairs.push({
     file: name,
     bytes: cut,

@@ -3,6 +3,7 @@ import { createHmac, randomBytes } from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { AuditError } from "../../domain/Errors.js"
+import { syncPath } from "../../domain/FileSync.js"
 
 /**
  * Forward-secure signing keys, as in systemd's forward-secure sealing: one key per epoch (a UTC day), each
@@ -71,15 +72,6 @@ export const parseKeyFile = (bytes: Uint8Array): Either.Either<EpochKey, string>
 const fail = (path: string, what: string) => (cause: unknown) =>
   new AuditError({ path, message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
 
-const syncDirectory = async (dir: string) => {
-  const handle = await NodeFs.open(dir, "r")
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
 /** Writes a file with mode 0600 and syncs it; `exclusive` refuses to replace an existing one. */
 const writeSecret = async (file: string, text: string, exclusive: boolean) => {
   const handle = await NodeFs.open(file, exclusive ? "wx" : "w", 0o600)
@@ -125,7 +117,7 @@ export const makeKeyStore = (keyDir: string) => {
         const temporary = `${keyFile}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`
         await writeSecret(temporary, encodeKey("key", key), false)
         await NodeFs.rename(temporary, keyFile)
-        await syncDirectory(keyDir)
+        await syncPath(keyDir)
       },
       catch: fail(keyFile, "cannot store the audit key")
     })

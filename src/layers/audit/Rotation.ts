@@ -7,6 +7,7 @@ import { pipeline } from "node:stream/promises"
 import { createGzip } from "node:zlib"
 import { fileError, forEachLine } from "./Lines.js"
 import { monthOfFile } from "./Seal.js"
+import { syncPath } from "../../domain/FileSync.js"
 
 /**
  * Monthly rotation (seed 003 section 8): traces and events of a month go to `YYYY-MM.jsonl`; at the first
@@ -28,15 +29,6 @@ const digestOf = async (path: string, compressed: boolean) => {
     size += bytes.length + (terminated ? 1 : 0)
   }, { compressed })
   return `${size}:${hash.digest("hex")}`
-}
-
-const syncPath = async (path: string) => {
-  const handle = await NodeFs.open(path, "r")
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
 }
 
 /** Compresses `dir/YYYY-MM.jsonl` to `YYYY-MM.jsonl.gz`, then removes the plain file. */

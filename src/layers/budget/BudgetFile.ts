@@ -1,6 +1,7 @@
 import { Effect, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
+import { syncPath } from "../../domain/FileSync.js"
 import type { BudgetState } from "./BudgetCore.js"
 
 /** budget.json on disk (snake_case, like every file myclaw writes). */
@@ -68,10 +69,5 @@ export const saveBudgetFile = (file: string, timeZone: string, state: BudgetStat
       await handle.close()
     }
     await NodeFs.rename(temp, file)
-    const dir = await NodeFs.open(NodePath.dirname(file), "r")
-    try {
-      await dir.sync()
-    } finally {
-      await dir.close()
-    }
+    await syncPath(NodePath.dirname(file))
   })
