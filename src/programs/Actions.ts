@@ -2,6 +2,7 @@ import { Clock, Effect } from "effect"
 import { argsHash, verifyApprovedArgs } from "../domain/ArgsHash.js"
 import type { ActionStep } from "../domain/ExecutionTrace.js"
 import type { ToolCall, ToolResult } from "../domain/ToolCall.js"
+import { suspectInjection } from "../domain/Injection.js"
 import type { Tool } from "../domain/Tool.js"
 import type { PolicyDecision, Provenance } from "../services/Policy.js"
 import type { Validated } from "../services/ToolRegistry.js"
@@ -60,7 +61,7 @@ export const runActions = Effect.fnUntraced(
       batch = []
       return Effect.flatMap(
         Effect.forEach(runnables, (r) => execute(deps, r), { concurrency: runnables.length === 1 ? 1 : "unbounded" }),
-        (results) => Effect.sync(() => results.forEach((result, i) => observe(deps, state, runnables[i]!, result)))
+        (results) => Effect.forEach(results, (result, i) => observe(deps, state, runnables[i]!, result), { discard: true })
       )
     })
 
@@ -165,7 +166,7 @@ export const runActions = Effect.fnUntraced(
         )
       }
       const runnable: Runnable = { valid: validated, decision, approval }
-      observe(deps, state, runnable, yield* execute(deps, runnable))
+      yield* observe(deps, state, runnable, yield* execute(deps, runnable))
     }
     yield* flush
     return false
@@ -242,7 +243,30 @@ const taint = (state: TurnState, tool: Tool, target: string, result: ToolResult)
   }
 }
 
-const observe = (deps: TurnDeps, state: TurnState, runnable: Runnable, executed: Executed): void => {
+/**
+ * Untrusted content that looks like an injection attempt stays data (it is wrapped like any other) and is
+ * recorded: in the trace's metadata and as an `injection_suspected` audit record for the digest.
+ */
+const recordSuspicion = (deps: TurnDeps, state: TurnState, tool: Tool, result: ToolResult, at: number) => {
+  if (!tool.external || result.status === "failed") return Effect.void
+  const suspicion = suspectInjection(result.content)
+  if (suspicion === undefined) return Effect.void
+  const source = result.source ?? tool.name
+  const seen = (state.metadata.injection_suspected ??= []) as Array<unknown>
+  seen.push({ source, pattern: suspicion.pattern })
+  return deps.audit.append({
+    kind: "injection_suspected",
+    at: new Date(at).toISOString(),
+    trace_id: state.traceId,
+    session_id: state.input.sessionId,
+    sender: state.input.channel,
+    source,
+    pattern: suspicion.pattern,
+    excerpt: suspicion.excerpt
+  }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`)))
+}
+
+const observe = (deps: TurnDeps, state: TurnState, runnable: Runnable, executed: Executed): Effect.Effect<void> => {
   const { call, prepared, tool } = runnable.valid
   const { result } = executed
   taint(state, tool, prepared.target, result)
@@ -262,4 +286,5 @@ const observe = (deps: TurnDeps, state: TurnState, runnable: Runnable, executed:
     content: deps.promptBuilder.renderToolResult(tool, result, executed.finishedAt),
     isError: result.status === "failed"
   })
+  return recordSuspicion(deps, state, tool, result, executed.finishedAt)
 }
