@@ -11,6 +11,7 @@ import { Policy } from "../services/Policy.js"
 import { PromptBuilder } from "../services/PromptBuilder.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 import { TraceStore } from "../services/TraceStore.js"
+import { Workspace } from "../services/Workspace.js"
 
 /**
  * The runtime over whatever services the layer below provides: the turn program, with its services bound, and
@@ -21,7 +22,7 @@ export const AgentRuntimeLive = Layer.effect(
   Effect.gen(function*() {
     const metrics = yield* Metrics
     const context = yield* Effect.context<
-      MyclawConfig | Llm | Budget | TraceStore | PromptBuilder | ToolRegistry | Policy | Approvals | AuditLog
+      MyclawConfig | Llm | Budget | TraceStore | PromptBuilder | ToolRegistry | Policy | Approvals | AuditLog | Workspace
     >()
     return AgentRuntime.of({
       handle: (input) =>

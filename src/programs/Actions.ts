@@ -7,6 +7,7 @@ import type { Tool } from "../domain/Tool.js"
 import type { PolicyDecision, Provenance } from "../services/Policy.js"
 import type { Validated } from "../services/ToolRegistry.js"
 import type { End, TurnDeps, TurnState } from "./TurnState.js"
+import { recordingEdits } from "./WorkspaceEdits.js"
 
 type Valid = Extract<Validated, { readonly _tag: "Valid" }>
 
@@ -166,7 +167,8 @@ export const runActions = Effect.fnUntraced(
         )
       }
       const runnable: Runnable = { valid: validated, decision, approval }
-      yield* observe(deps, state, runnable, yield* execute(deps, runnable))
+      const executed = yield* recordingEdits(deps, state, prepared.target, approvalRequestId, execute(deps, runnable))
+      yield* observe(deps, state, runnable, executed)
     }
     yield* flush
     return false

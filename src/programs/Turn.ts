@@ -11,6 +11,7 @@ import { PromptBuilder } from "../services/PromptBuilder.js"
 import type { TurnInput } from "../services/AgentRuntime.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 import { TraceStore } from "../services/TraceStore.js"
+import { Workspace } from "../services/Workspace.js"
 import { runActions } from "./Actions.js"
 import { traceRecord } from "./AuditTrail.js"
 import { closeTrace, type TurnState } from "./TurnState.js"
@@ -38,6 +39,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     approvals: yield* Approvals,
     promptBuilder,
     audit: yield* AuditLog,
+    workspace: yield* Workspace,
     config
   }
   const state: TurnState = {

@@ -10,6 +10,7 @@ import type { Llm } from "../services/Llm.js"
 import type { Policy } from "../services/Policy.js"
 import type { PromptBuilder } from "../services/PromptBuilder.js"
 import type { ToolRegistry } from "../services/ToolRegistry.js"
+import type { Workspace } from "../services/Workspace.js"
 
 /** The services a turn uses, yielded once per turn. */
 export interface TurnDeps {
@@ -20,6 +21,7 @@ export interface TurnDeps {
   readonly approvals: Approvals["Type"]
   readonly promptBuilder: PromptBuilder["Type"]
   readonly audit: AuditLog["Type"]
+  readonly workspace: Workspace["Type"]
   readonly config: AppConfig
 }
 

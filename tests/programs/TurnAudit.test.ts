@@ -82,4 +82,27 @@ describe("the turn and the audit log", () => {
         { text: "Nothing." }
       ]
     }))))
+
+  it.scoped("an agent's change to a workspace markdown file is a workspace_edit record", () =>
+    Effect.gen(function*() {
+      yield* writeFile(yield* Workspace, "MEMORY.md", "# Memory\nAda likes tea.\n")
+      const trace = yield* turn("remember that I like coffee now")
+      const [edit] = yield* (yield* AuditLog).query({ kind: "workspace_edit", limit: 5 })
+      assert.deepInclude(edit, {
+        kind: "workspace_edit",
+        file: "MEMORY.md",
+        author: "agent",
+        trace_id: trace.trace_id,
+        size_before: 24,
+        size_after: 27,
+        diff_stat: "+1 -1"
+      })
+      assert.isString(edit!.kind === "workspace_edit" ? edit.approved_by_request_id : undefined)
+    }).pipe(Effect.provide(TestLayer({
+      approve: () => true,
+      script: [
+        { toolCalls: [{ name: "fs_write", args: { path: "MEMORY.md", content: "# Memory\nAda likes coffee.\n" } }] },
+        { text: "Noted." }
+      ]
+    }))))
 })
