@@ -2,10 +2,9 @@ import { Clock, Effect } from "effect"
 import { argsHash, verifyApprovedArgs } from "../domain/ArgsHash.js"
 import type { ActionStep } from "../domain/ExecutionTrace.js"
 import type { ToolCall, ToolResult } from "../domain/ToolCall.js"
-import { suspectInjection } from "../domain/Injection.js"
-import type { Tool } from "../domain/Tool.js"
-import type { PolicyDecision, Provenance } from "../services/Policy.js"
+import type { PolicyDecision } from "../services/Policy.js"
 import type { Validated } from "../services/ToolRegistry.js"
+import { provenanceOf, recordSuspicion, taint } from "./Provenance.js"
 import type { End, TurnDeps, TurnState } from "./TurnState.js"
 import { recordingEdits } from "./WorkspaceEdits.js"
 
@@ -220,53 +219,6 @@ const writeAhead = (
       rule: decision.rule,
       approval_request_id: approvalRequestId
     }))
-
-const provenanceOf = (state: TurnState): Provenance => ({
-  untrustedSources: state.untrustedSources,
-  untrustedHosts: state.untrustedHosts,
-  userMessage: state.input.userMessage
-})
-
-const urlHost = /\bhttps?:\/\/([a-z0-9-]+(?:\.[a-z0-9-]+)+)/gi
-
-/**
- * Untrusted content entering the turn taints it (issue 4): its source is remembered, and so is every host it
- * names that the user did not. A file or folder the user named is theirs, not untrusted.
- */
-const taint = (state: TurnState, tool: Tool, target: string, result: ToolResult): void => {
-  if (!tool.external || result.status === "failed") return
-  const message = state.input.userMessage
-  if (tool.targetKind === "path" && target !== "." && message.includes(target)) return
-  const source = result.source ?? tool.name
-  if (!state.untrustedSources.includes(source)) state.untrustedSources.push(source)
-  for (const match of result.content.matchAll(urlHost)) {
-    const host = match[1]!.toLowerCase()
-    if (!message.toLowerCase().includes(host)) state.untrustedHosts.add(host)
-  }
-}
-
-/**
- * Untrusted content that looks like an injection attempt stays data (it is wrapped like any other) and is
- * recorded: in the trace's metadata and as an `injection_suspected` audit record for the digest.
- */
-const recordSuspicion = (deps: TurnDeps, state: TurnState, tool: Tool, result: ToolResult, at: number) => {
-  if (!tool.external || result.status === "failed") return Effect.void
-  const suspicion = suspectInjection(result.content)
-  if (suspicion === undefined) return Effect.void
-  const source = result.source ?? tool.name
-  const seen = (state.metadata.injection_suspected ??= []) as Array<unknown>
-  seen.push({ source, pattern: suspicion.pattern })
-  return deps.audit.append({
-    kind: "injection_suspected",
-    at: new Date(at).toISOString(),
-    trace_id: state.traceId,
-    session_id: state.input.sessionId,
-    sender: state.input.channel,
-    source,
-    pattern: suspicion.pattern,
-    excerpt: suspicion.excerpt
-  }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`)))
-}
 
 const observe = (deps: TurnDeps, state: TurnState, runnable: Runnable, executed: Executed): Effect.Effect<void> => {
   const { call, prepared, tool } = runnable.valid
