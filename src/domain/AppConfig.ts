@@ -59,7 +59,9 @@ export type PolicyRule = typeof PolicyRule.Type
 export const ModelPrice = Schema.Struct({
   inputPerMTok: NonNegative,
   cachedInputPerMTok: NonNegative,
-  outputPerMTok: NonNegative
+  outputPerMTok: NonNegative,
+  /** Tokens written to the prompt cache (Anthropic: 1.25x input); the input price when absent. */
+  cacheWritePerMTok: Schema.optional(NonNegative)
 })
 export type ModelPrice = typeof ModelPrice.Type
 

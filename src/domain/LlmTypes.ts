@@ -44,6 +44,8 @@ export interface Usage {
   readonly input: number
   readonly output: number
   readonly cached: number
+  /** Input tokens written to the provider's prompt cache (Anthropic bills them above the input price). */
+  readonly cacheWrite?: number | undefined
 }
 
 export interface LlmResponse {

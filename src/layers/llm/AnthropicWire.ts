@@ -177,9 +177,11 @@ export const finishReason = (stopReason: string | null | undefined): FinishReaso
 export const usageOf = (usage: MessageResponse["usage"]) => {
   if (usage === undefined) return { input: 0, output: 0, cached: 0 }
   const read = usage.cache_read_input_tokens ?? 0
+  const written = usage.cache_creation_input_tokens ?? 0
   return {
-    input: usage.input_tokens + read + (usage.cache_creation_input_tokens ?? 0),
+    input: usage.input_tokens + read + written,
     output: usage.output_tokens,
-    cached: read
+    cached: read,
+    cacheWrite: written
   }
 }

@@ -18,8 +18,9 @@ export const priceOf = (table: Readonly<Record<string, ModelPrice>>, model: stri
 
 export const costUsd = (price: ModelPrice, usage: Usage): number => {
   const cached = Math.min(usage.cached, usage.input)
-  return ((usage.input - cached) * price.inputPerMTok + cached * price.cachedInputPerMTok +
-    usage.output * price.outputPerMTok) / 1_000_000
+  const written = Math.min(usage.cacheWrite ?? 0, usage.input - cached)
+  return ((usage.input - cached - written) * price.inputPerMTok + cached * price.cachedInputPerMTok +
+    written * (price.cacheWritePerMTok ?? price.inputPerMTok) + usage.output * price.outputPerMTok) / 1_000_000
 }
 
 /** Cost of one call in USD: uncached input, cached input and output at the model's prices per million tokens. */

@@ -78,7 +78,7 @@ describe("AnthropicProvider", () => {
           text:
             "Hello! I'm doing well, thanks for asking. How are you doing today? Is there anything I can help you with?",
           toolCalls: [],
-          usage: { input: 12, output: 29, cached: 0 },
+          usage: { input: 12, output: 29, cached: 0, cacheWrite: 0 },
           finishReason: "stop"
         })
         assert.strictEqual(requests.length, 1)
@@ -103,7 +103,7 @@ describe("AnthropicProvider", () => {
         assert.strictEqual(response.model, "claude-haiku-4-5-20251001")
         assert.strictEqual(response.text, "")
         assert.strictEqual(response.finishReason, "tool_call")
-        assert.deepStrictEqual(response.usage, { input: 1151, output: 87, cached: 0 })
+        assert.deepStrictEqual(response.usage, { input: 1151, output: 87, cached: 0, cacheWrite: 0 })
         assert.strictEqual(response.toolCalls.length, 1)
         const [call] = response.toolCalls
         assert.strictEqual(call!.id, "toolu_01Q9ExVZnzZj7E2QQYHYtNUa")
@@ -131,7 +131,7 @@ describe("AnthropicProvider", () => {
           { id: "toolu_01J5Fvzxu7DP1Uh59c1kr5JD", name: "test_tool", args: { count: 2 } }
         ])
         assert.strictEqual(response.finishReason, "tool_call")
-        assert.deepStrictEqual(response.usage, { input: 418, output: 113, cached: 0 })
+        assert.deepStrictEqual(response.usage, { input: 418, output: 113, cached: 0, cacheWrite: 0 })
       }))
 
     it.scoped("stop_reason max_tokens is finish reason length (derived from nonstream-text.json)", () =>
@@ -152,14 +152,14 @@ describe("AnthropicProvider", () => {
         const provider = yield* makeAnthropicProvider(config(server.url), withKey)
         const first = yield* provider.generate(simpleRequest, timeoutMs)
         const second = yield* provider.generate(simpleRequest, timeoutMs)
-        assert.deepStrictEqual(first.usage, { input: 12 + 2048, output: 29, cached: 0 })
-        assert.deepStrictEqual(second.usage, { input: 12 + 2048, output: 29, cached: 2048 })
+        assert.deepStrictEqual(first.usage, { input: 12 + 2048, output: 29, cached: 0, cacheWrite: 2048 })
+        assert.deepStrictEqual(second.usage, { input: 12 + 2048, output: 29, cached: 2048, cacheWrite: 0 })
         const price = makePricing({
-          "claude-sonnet-4-5-20250929": { inputPerMTok: 3, cachedInputPerMTok: 0.3, outputPerMTok: 15 }
+          "claude-sonnet-4-5-20250929": { inputPerMTok: 3, cachedInputPerMTok: 0.3, outputPerMTok: 15, cacheWritePerMTok: 3.75 }
         })
         const firstCost = yield* price(first.model, first.usage)
         const secondCost = yield* price(second.model, second.usage)
-        assert.closeTo(firstCost, (2060 * 3 + 29 * 15) / 1e6, 1e-12)
+        assert.closeTo(firstCost, (12 * 3 + 2048 * 3.75 + 29 * 15) / 1e6, 1e-12)
         assert.closeTo(secondCost, (12 * 3 + 2048 * 0.3 + 29 * 15) / 1e6, 1e-12)
       }))
 
