@@ -99,7 +99,13 @@ export const makeBudgetCore = (
         const price = priceOf(settings.pricing, call.model)
         const eur = price === undefined
           ? 0
-          : costUsd(price, { input: call.inputTokens, output: call.maxOutputTokens, cached: 0 }) * settings.usdToEur
+          : costUsd(price, {
+            input: call.inputTokens,
+            output: call.maxOutputTokens,
+            cached: 0,
+            // The worst case: the whole prompt written to the cache, when that costs more than plain input.
+            cacheWrite: (price.cacheWritePerMTok ?? 0) > price.inputPerMTok ? call.inputTokens : 0
+          }) * settings.usdToEur
         const reservedEur = sum(state.reservations)
         if (hardCapActive(now) && state.spentEur + reservedEur + eur > settings.hardCapEur) {
           return Effect.fail(
