@@ -29,22 +29,28 @@ export { AgentRuntimeLive } from "./layers/AgentRuntimeLive.js"
 export { ApprovalChannelCli } from "./layers/ApprovalChannelCli.js"
 export { ApprovalChannelScripted, ownerAnswer } from "./layers/ApprovalChannelScripted.js"
 export { ApprovalsLive, ApprovalsSqlite } from "./layers/ApprovalsLive.js"
+export { ApprovalsScripted } from "./layers/ApprovalsScripted.js"
 export { AuditLogFile, makeAuditLogFile } from "./layers/AuditLogFile.js"
 export { AuditLogMemory, makeAuditLogMemory } from "./layers/AuditLogMemory.js"
 export { BudgetLive } from "./layers/BudgetLive.js"
-export { ApprovalsScripted } from "./layers/ApprovalsScripted.js"
 export { BudgetMemory } from "./layers/BudgetMemory.js"
+export { makeScriptedProvider, toolCallFromWire } from "./layers/llm/ScriptedProvider.js"
 export { LlmLive } from "./layers/LlmLive.js"
-export { MetricsLive } from "./layers/MetricsLive.js"
 export { LlmFunction, LlmScripted } from "./layers/LlmScripted.js"
 export { makeLlmTiers, tierSettings } from "./layers/LlmTiers.js"
-export { makeScriptedProvider, toolCallFromWire } from "./layers/llm/ScriptedProvider.js"
 export { BaseLayer, MainLayer, ServicesLayer, StateLayer } from "./layers/Main.js"
+export { MetricsLive } from "./layers/MetricsLive.js"
 export { MyclawConfigFixed, MyclawConfigLive } from "./layers/MyclawConfigLive.js"
 export { makePolicy, PolicyLive } from "./layers/PolicyLive.js"
 export { PromptBuilderLive } from "./layers/PromptBuilderLive.js"
 export { TestLayer, WorkspaceTemp } from "./layers/Test.js"
-export { builtinTools, makeToolRegistry, ToolRegistryFrom, ToolRegistryLive, ToolRegistryWith } from "./layers/ToolRegistryLive.js"
+export {
+  builtinTools,
+  makeToolRegistry,
+  ToolRegistryFrom,
+  ToolRegistryLive,
+  ToolRegistryWith
+} from "./layers/ToolRegistryLive.js"
 export { makeTraceStoreFile, TraceStoreFile } from "./layers/TraceStoreFile.js"
 export { RecordedTraces, TraceStoreMemory } from "./layers/TraceStoreMemory.js"
 export { makeWorkspace, WorkspaceLive } from "./layers/WorkspaceLive.js"

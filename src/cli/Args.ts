@@ -88,14 +88,18 @@ const parseOptions = (
 
 const parseBudget = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
   if (args.length === 0) return Either.right(Command.Budget())
-  if (args[0] !== "override") return fail(`budget: unknown subcommand ${JSON.stringify(args[0])} (try: budget override)`)
+  if (args[0] !== "override") {
+    return fail(`budget: unknown subcommand ${JSON.stringify(args[0])} (try: budget override)`)
+  }
   return Either.flatMap(parseOptions("budget override", args.slice(1), ["until", "reason"]), (options) => {
     const until = options.until
     const reason = options.reason?.trim()
     if (until === undefined || !/^([01]\d|2[0-3]):[0-5]\d$/.test(until)) {
       return fail("budget override needs --until HH:MM (24-hour local time, e.g. 23:59)")
     }
-    if (reason === undefined || reason === "") return fail("budget override needs --reason \"why\": it goes in the audit log")
+    if (reason === undefined || reason === "") {
+      return fail("budget override needs --reason \"why\": it goes in the audit log")
+    }
     return Either.right(Command.BudgetOverride({ until, reason }))
   })
 }
@@ -114,15 +118,26 @@ const parseAudit = (args: ReadonlyArray<string>): Either.Either<Command, UsageEr
         return fail(`audit query: --kind ${o.kind} is not a record kind (${auditKinds.join(", ")})`)
       }
       const limit = o.limit === undefined ? 20 : Number(o.limit)
-      if (!Number.isInteger(limit) || limit <= 0) return fail(`audit query: --limit must be a positive integer, got ${o.limit}`)
+      if (!Number.isInteger(limit) || limit <= 0) {
+        return fail(`audit query: --limit must be a positive integer, got ${o.limit}`)
+      }
       const time = (name: "since" | "until") => {
         const text = o[name]
         if (text === undefined) return Either.right(undefined)
-        return Either.mapLeft(parseAuditTime(text, name), (message) => new UsageError({ message: `audit query: --${name} ${message}` }))
+        return Either.mapLeft(
+          parseAuditTime(text, name),
+          (message) => new UsageError({ message: `audit query: --${name} ${message}` })
+        )
       }
-      return Either.flatMap(time("since"), (since) =>
-        Either.map(time("until"), (until) =>
-          Command.AuditQuery({ kind: o.kind as AuditKind | undefined, since, until, sender: o.sender, limit, json })))
+      return Either.flatMap(
+        time("since"),
+        (since) =>
+          Either.map(
+            time("until"),
+            (until) =>
+              Command.AuditQuery({ kind: o.kind as AuditKind | undefined, since, until, sender: o.sender, limit, json })
+          )
+      )
     }
   )
 }
@@ -149,7 +164,9 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, U
       return Either.right(Command.Digest({ day: days[0] ?? "today", polish }))
     }
     case "doctor":
-      return rest.length === 0 ? Either.right(Command.Doctor()) : fail(`doctor takes no arguments, got ${rest.join(" ")}`)
+      return rest.length === 0
+        ? Either.right(Command.Doctor())
+        : fail(`doctor takes no arguments, got ${rest.join(" ")}`)
     case undefined:
     case "help":
     case "--help":

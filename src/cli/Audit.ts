@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Console, Effect, Either } from "effect"
-import { AuditRecord, type AuditKind, type SealedRecord } from "../domain/AuditRecord.js"
+import { type AuditKind, AuditRecord, type SealedRecord } from "../domain/AuditRecord.js"
 import { AuditLog, type IntegrityReport } from "../services/AuditLog.js"
 
 /** The record kinds `--kind` accepts, from the record schema itself. */

@@ -18,9 +18,17 @@ export const renderBudget = (status: BudgetStatus, now: number): string => {
     `in flight     ${status.reservedEur.toFixed(4)} EUR   (reserved by calls not yet settled)`,
     `soft cap      ${status.softCapEur.toFixed(2)} EUR   remaining ${remaining(status.softCapEur)}`,
     `hard cap      ${status.hardCapEur.toFixed(2)} EUR   remaining ${remaining(status.hardCapEur)}`,
-    `state         ${status.level === "ok" ? "ok" : status.level === "soft" ? "over the soft cap: Thoughts on local-fast" : "over the hard cap: no LLM call"}`,
+    `state         ${
+      status.level === "ok"
+        ? "ok"
+        : status.level === "soft"
+        ? "over the soft cap: Thoughts on local-fast"
+        : "over the hard cap: no LLM call"
+    }`,
     `resets at     ${local(status.resetsAt, status.timeZone)} ${status.timeZone} (in ${inHours(now, status.resetsAt)})`,
-    `override      ${status.overrideUntil === null ? "none" : `hard cap lifted until ${local(status.overrideUntil, status.timeZone)}`}`
+    `override      ${
+      status.overrideUntil === null ? "none" : `hard cap lifted until ${local(status.overrideUntil, status.timeZone)}`
+    }`
   ].join("\n")
 }
 
@@ -41,7 +49,9 @@ export const budgetOverride = (options: { readonly until: string; readonly reaso
     const today = DateTime.startOf(DateTime.unsafeMakeZoned(now, { timeZone: status.timeZone }), "day")
     const until = DateTime.toEpochMillis(DateTime.add(today, { hours, minutes }))
     if (until <= now) {
-      return yield* new UsageError({ message: `--until ${options.until} has already passed today (${status.timeZone})` })
+      return yield* new UsageError({
+        message: `--until ${options.until} has already passed today (${status.timeZone})`
+      })
     }
     let sender = "cli"
     try {

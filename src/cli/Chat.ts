@@ -17,7 +17,9 @@ const owner = (): string => {
 }
 
 /** `myclaw chat`: one turn; the answer (or with --json the closed trace, alone) on stdout. */
-export const chat = (options: { readonly message: string; readonly session: string | undefined; readonly json: boolean }) =>
+export const chat = (
+  options: { readonly message: string; readonly session: string | undefined; readonly json: boolean }
+) =>
   Effect.gen(function*() {
     const llm = yield* Llm
     const { file } = yield* MyclawConfig
@@ -39,7 +41,9 @@ export const chat = (options: { readonly message: string; readonly session: stri
     } else {
       yield* Console.log(trace.final_response ?? "(no answer)")
       yield* Console.error(
-        `[${trace.outcome} · ${trace.steps.length} steps · ${trace.cost_usd.toFixed(4)} USD · session ${sessionId} · trace ${trace.trace_id}]`
+        `[${trace.outcome} · ${trace.steps.length} steps · ${
+          trace.cost_usd.toFixed(4)
+        } USD · session ${sessionId} · trace ${trace.trace_id}]`
       )
     }
   })

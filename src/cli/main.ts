@@ -2,15 +2,15 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
 import { HttpLive } from "../http/Server.js"
-import { BaseLayer, MainLayer, StateLayer } from "../layers/Main.js"
 import { AuditLogFile } from "../layers/AuditLogFile.js"
+import { BaseLayer, MainLayer, StateLayer } from "../layers/Main.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
 import { Command, parseArgs, usage } from "./Args.js"
-import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { auditQuery, auditVerify } from "./Audit.js"
 import { backupCommand } from "./Backup.js"
+import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { chat } from "./Chat.js"
 import { digestCommand } from "./Digest.js"
 import { doctor } from "./Doctor.js"
@@ -60,20 +60,25 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       Help: () => Effect.as(Console.log(usage), 0),
       Chat: (options) => Effect.as(chat(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
       Doctor: () => doctor.pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
-      Budget: () => budgetShow.pipe(Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))), Effect.provide(stderrLogs)),
+      Budget: () =>
+        budgetShow.pipe(Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))), Effect.provide(stderrLogs)),
       BudgetOverride: (options) =>
-        budgetOverride(options).pipe(Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))), Effect.provide(stderrLogs)),
+        budgetOverride(options).pipe(
+          Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))),
+          Effect.provide(stderrLogs)
+        ),
       AuditVerify: (options) => auditVerify(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       Backup: (options) => backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Digest: (options) =>
         Effect.as(digestCommand(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
       Serve: () =>
-        Layer.launch(Layer.mergeAll(HttpLive, DigestScheduleLive, BackupScheduleLive).pipe(Layer.provide(MainLayer))).pipe(
-          Effect.provide(TelemetryLive),
-          Effect.provide(jsonLogs),
-          Effect.as(0)
-        )
+        Layer.launch(Layer.mergeAll(HttpLive, DigestScheduleLive, BackupScheduleLive).pipe(Layer.provide(MainLayer)))
+          .pipe(
+            Effect.provide(TelemetryLive),
+            Effect.provide(jsonLogs),
+            Effect.as(0)
+          )
     })
   }).pipe(
     Effect.catchTags({

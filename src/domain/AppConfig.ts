@@ -89,7 +89,9 @@ const TimeZone = Schema.String.pipe(Schema.filter((zone) => {
   }
 }))
 const machineZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone
-const ClockTime = Schema.String.pipe(Schema.pattern(/^([01]\d|2[0-3]):[0-5]\d$/, { message: () => "expected HH:MM, e.g. 22:00" }))
+const ClockTime = Schema.String.pipe(
+  Schema.pattern(/^([01]\d|2[0-3]):[0-5]\d$/, { message: () => "expected HH:MM, e.g. 22:00" })
+)
 
 const Budget = Schema.Struct({
   softCapEur: withDefault(NonNegative, () => 2),

@@ -13,8 +13,11 @@ export const canonicalJson = (value: unknown): string => {
 }
 
 /** `sha256:<hex>` of the canonical JSON of a tool call's arguments: what is approved is what runs. */
-export const argsHash = (args: unknown): string => `sha256:${createHash("sha256").update(canonicalJson(args)).digest("hex")}`
+export const argsHash = (args: unknown): string =>
+  `sha256:${createHash("sha256").update(canonicalJson(args)).digest("hex")}`
 
 /** At launch: the arguments about to run are the arguments that were approved. */
-export const verifyApprovedArgs = (verdict: { readonly granted: boolean; readonly argsHash: string }, argsNow: unknown): boolean =>
-  verdict.granted && argsHash(argsNow) === verdict.argsHash
+export const verifyApprovedArgs = (
+  verdict: { readonly granted: boolean; readonly argsHash: string },
+  argsNow: unknown
+): boolean => verdict.granted && argsHash(argsNow) === verdict.argsHash

@@ -3,7 +3,10 @@
  * executed (the content stays wrapped as data); it is recorded as `injection_suspected` for the owner.
  */
 const patterns: ReadonlyArray<readonly [string, RegExp]> = [
-  ["ignore previous instructions", /\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier)\s+(instructions?|directions?|prompts?|rules?)/i],
+  [
+    "ignore previous instructions",
+    /\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?(previous|prior|above|earlier)\s+(instructions?|directions?|prompts?|rules?)/i
+  ],
   ["new instructions", /\b(new|updated|real)\s+(system\s+)?instructions\s*:/i],
   ["role marker", /(^|\n)\s*(system|assistant|developer)\s*:|<\|(im_start|system|assistant)\|>|\[\/?INST\]/i],
   ["tool-call syntax", /"tool_calls"\s*:|<\/?(tool_call|function_call)>|"function"\s*:\s*\{\s*"name"/i],

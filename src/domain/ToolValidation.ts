@@ -62,7 +62,8 @@ export const describeParseError = (error: ParseResult.ParseError, input: unknown
   const key = (issue: (typeof issues)[number]) => issue.path.map(String).join(".")
   // An optional field of the wrong type fails both members of `T | undefined`: the "undefined" half is noise.
   const relevant = issues.filter((issue) =>
-    !(issue.message.startsWith("Expected undefined") && issues.some((other) => other !== issue && key(other) === key(issue)))
+    !(issue.message.startsWith("Expected undefined") &&
+      issues.some((other) => other !== issue && key(other) === key(issue)))
   )
   return relevant.map((issue) => {
     const name = issue.path.map(String).join(".")

@@ -2,12 +2,12 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Config, Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
-import { version } from "../Version.js"
 import { Budget } from "../services/Budget.js"
 import { Llm, type ProviderHealth } from "../services/Llm.js"
 import { Metrics } from "../services/Metrics.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
+import { version } from "../Version.js"
 
 export type HealthStatus = "ok" | "degraded" | "down"
 

@@ -45,8 +45,10 @@ export const makeTurns = Effect.gen(function*() {
     if (decoded._tag === "Left") {
       const error = decoded.left
       return ParseResult.isParseError(error)
-        ? badRequest("the body does not match { message: string, session_id?: string, channel?: string }",
-          ParseResult.TreeFormatter.formatErrorSync(error))
+        ? badRequest(
+          "the body does not match { message: string, session_id?: string, channel?: string }",
+          ParseResult.TreeFormatter.formatErrorSync(error)
+        )
         : badRequest(`the body is not valid JSON (at most ${MAX_BODY_BYTES} bytes): ${error.message}`)
     }
     const body = decoded.right

@@ -22,7 +22,16 @@ export const AgentRuntimeLive = Layer.effect(
   Effect.gen(function*() {
     const metrics = yield* Metrics
     const context = yield* Effect.context<
-      MyclawConfig | Llm | Budget | TraceStore | PromptBuilder | ToolRegistry | Policy | Approvals | AuditLog | Workspace
+      | MyclawConfig
+      | Llm
+      | Budget
+      | TraceStore
+      | PromptBuilder
+      | ToolRegistry
+      | Policy
+      | Approvals
+      | AuditLog
+      | Workspace
     >()
     return AgentRuntime.of({
       handle: (input) =>

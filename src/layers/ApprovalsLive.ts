@@ -77,12 +77,15 @@ export const makeApprovals = Effect.gen(function*() {
   }
 
   const refuse = (answer: ApprovalAnswer, subject: Subject, reason: Refusal) =>
-    Effect.flatMap(Clock.currentTimeMillis, (at) =>
-      record(approvalRecord(at, "answer_rejected", answer.requestId, { ...subject, sender: answer.answerer }, {
-        granted: null,
-        via: answer.via ?? "explicit",
-        reason
-      }))).pipe(Effect.as<AnswerOutcome>({ accepted: false, reason }))
+    Effect.flatMap(
+      Clock.currentTimeMillis,
+      (at) =>
+        record(approvalRecord(at, "answer_rejected", answer.requestId, { ...subject, sender: answer.answerer }, {
+          granted: null,
+          via: answer.via ?? "explicit",
+          reason
+        }))
+    ).pipe(Effect.as<AnswerOutcome>({ accepted: false, reason }))
 
   const judgeWaiting = (entry: Waiting, answer: ApprovalAnswer, now: number) =>
     Effect.gen(function*() {

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto"
 import { Effect, Layer, ParseResult } from "effect"
+import { createHash } from "node:crypto"
 import { type AuditRecord, decodeAuditRecord, type SealedRecord } from "../domain/AuditRecord.js"
 import { AuditError } from "../domain/Errors.js"
 import { AuditLog, type AuditQuery } from "../services/AuditLog.js"
@@ -39,13 +39,19 @@ export const makeAuditLogMemory = (options: { readonly fail?: boolean } = {}) =>
     const last = new Map<string, { seq: number; hash: string }>()
     const append = (record: AuditRecord) =>
       Effect.suspend(() => {
-        if (options.fail === true) return Effect.fail(new AuditError({ path: "<memory>", message: "no space left on device (simulated)" }))
+        if (options.fail === true) {
+          return Effect.fail(new AuditError({ path: "<memory>", message: "no space left on device (simulated)" }))
+        }
         const decoded = decodeAuditRecord(record)
         if (decoded._tag === "Left") {
-          return Effect.fail(new AuditError({
-            path: "<memory>",
-            message: `invalid ${String((record as { kind?: unknown }).kind)} record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
-          }))
+          return Effect.fail(
+            new AuditError({
+              path: "<memory>",
+              message: `invalid ${String((record as { kind?: unknown }).kind)} record: ${
+                ParseResult.TreeFormatter.formatErrorSync(decoded.left)
+              }`
+            })
+          )
         }
         const file = auditFileOf(record)
         const previous = last.get(file) ?? { seq: 0, hash: "genesis" }

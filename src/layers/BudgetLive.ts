@@ -4,7 +4,14 @@ import { AuditLog } from "../services/AuditLog.js"
 import { Budget } from "../services/Budget.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
-import { budgetService, type BudgetSettings, type BudgetState, dayOf, freshDay, makeBudgetCore } from "./budget/BudgetCore.js"
+import {
+  budgetService,
+  type BudgetSettings,
+  type BudgetState,
+  dayOf,
+  freshDay,
+  makeBudgetCore
+} from "./budget/BudgetCore.js"
 import { loadBudgetFile, saveBudgetFile } from "./budget/BudgetFile.js"
 
 /** Today's counters from the audit log: the settled cost of today's traces and today's override, if any. */
@@ -61,7 +68,9 @@ export const BudgetLive = Layer.effect(
       yield* Effect.logWarning(
         rebuilt.records < 0
           ? `${file} ${why} and the audit log could not be read: starting today's counters at 0`
-          : `${file} ${why}: rebuilt from ${rebuilt.records} trace records of today (${rebuilt.state.spentEur.toFixed(4)} EUR spent)`
+          : `${file} ${why}: rebuilt from ${rebuilt.records} trace records of today (${
+            rebuilt.state.spentEur.toFixed(4)
+          } EUR spent)`
       )
       initial = rebuilt.state
     }

@@ -21,7 +21,11 @@ const apiKey = (name: string) =>
 const buildProvider = (
   provider: ProviderConfig,
   configFile: string
-): Effect.Effect<Provider, ConfigFileError | ConfigError.ConfigError, FileSystem.FileSystem | HttpClient.HttpClient> => {
+): Effect.Effect<
+  Provider,
+  ConfigFileError | ConfigError.ConfigError,
+  FileSystem.FileSystem | HttpClient.HttpClient
+> => {
   switch (provider.provider) {
     case "scripted":
       return scriptedProviderFromFile(provider.script, configFile, provider.model)

@@ -3,10 +3,10 @@ import type { AppConfig, ModelPrice } from "../domain/AppConfig.js"
 import { isTransient, LlmError, llmTimeout } from "../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../domain/LlmTypes.js"
-import { Llm, type ProviderHealth } from "../services/Llm.js"
-import type { Provider } from "./llm/Provider.js"
-import { makePricing, priceOf } from "./llm/Pricing.js"
 import type { Budget } from "../services/Budget.js"
+import { Llm, type ProviderHealth } from "../services/Llm.js"
+import { makePricing, priceOf } from "./llm/Pricing.js"
+import type { Provider } from "./llm/Provider.js"
 
 export type TierProviders = Readonly<Record<Tier, ReadonlyArray<Provider>>>
 
@@ -36,7 +36,9 @@ export const estimateInputTokens = (request: LlmRequest): number => {
   for (const block of request.system) chars += block.text.length
   for (const message of request.messages) {
     chars += message.content.length
-    if (message.role === "assistant") for (const call of message.toolCalls) chars += JSON.stringify(call.args ?? "").length
+    if (message.role === "assistant") {
+      for (const call of message.toolCalls) chars += JSON.stringify(call.args ?? "").length
+    }
   }
   for (const tool of request.tools) chars += tool.description.length + JSON.stringify(tool.parameters).length
   return Math.ceil(chars / 3)
@@ -99,7 +101,9 @@ export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budge
       ),
       (reservation) =>
         call(p, request).pipe(
-          Effect.tap((response) => Effect.flatMap(cost(response.model, response.usage), (usd) => budget.settle(reservation, usd))),
+          Effect.tap((response) =>
+            Effect.flatMap(cost(response.model, response.usage), (usd) => budget.settle(reservation, usd))
+          ),
           Effect.tapError(() => budget.settle(reservation, 0))
         )
     )

@@ -24,7 +24,11 @@ export const BaseLayer = MyclawConfigLive.pipe(
 export const StateLayer = BudgetLive.pipe(Layer.provideMerge(AuditLogFile))
 
 /** The services of a turn, from the configuration; approvals asked on the terminal. */
-export const ServicesLayer = Layer.mergeAll(LlmLive, PolicyLive, ApprovalsSqlite.pipe(Layer.provide(ApprovalChannelCli)))
+export const ServicesLayer = Layer.mergeAll(
+  LlmLive,
+  PolicyLive,
+  ApprovalsSqlite.pipe(Layer.provide(ApprovalChannelCli))
+)
   .pipe(
     Layer.provideMerge(PromptBuilderLive),
     Layer.provideMerge(Layer.merge(ToolRegistryLive, TraceStoreFile)),

@@ -75,8 +75,10 @@ export const MetricsLive = Layer.effect(
     yield* Effect.forEach(tiers, (tier) => Metric.value(Metric.tagged(llmDuration, "tier", tier)))
     yield* Metric.value(latency)
     yield* Effect.forEach(toolNames, (tool) => Metric.incrementBy(Metric.tagged(toolCalls, "tool", tool), 0))
-    yield* Effect.forEach(knownChannels, (channel) =>
-      Metric.incrementBy(Metric.tagged(activeSessions, "channel", channel), 0))
+    yield* Effect.forEach(
+      knownChannels,
+      (channel) => Metric.incrementBy(Metric.tagged(activeSessions, "channel", channel), 0)
+    )
     yield* Effect.forEach(approvalLabels, (labels) =>
       Metric.incrementBy(
         Object.entries(labels).reduce((metric, [key, value]) => Metric.tagged(metric, key, value), approvals),

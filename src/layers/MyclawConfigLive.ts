@@ -12,7 +12,9 @@ export const loadConfigFile = (file: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(file).pipe(
-      Effect.mapError((error) => new ConfigFileError({ file, message: `cannot read the configuration: ${error.message}` }))
+      Effect.mapError((error) =>
+        new ConfigFileError({ file, message: `cannot read the configuration: ${error.message}` })
+      )
     )
     const json = yield* Effect.try({
       try: (): unknown => JSON.parse(text),
@@ -39,7 +41,9 @@ export const MyclawConfigLive = Layer.effect(
     const fs = yield* FileSystem.FileSystem
     const workspace = yield* Workspace
     const configured = yield* Config.option(Config.string("MYCLAW_CONFIG"))
-    const file = NodePath.resolve(configured._tag === "Some" ? configured.value : NodePath.join(workspace.root, "myclaw.json"))
+    const file = NodePath.resolve(
+      configured._tag === "Some" ? configured.value : NodePath.join(workspace.root, "myclaw.json")
+    )
     const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))
     if (exists) {
       const config = yield* loadConfigFile(file)
@@ -51,7 +55,10 @@ export const MyclawConfigLive = Layer.effect(
     const example = NodePath.join(workspace.root, "myclaw.example.json")
     if (!(yield* fs.exists(example).pipe(Effect.orElseSucceed(() => false)))) {
       yield* fs.writeFileString(example, JSON.stringify(exampleConfig, null, 2) + "\n").pipe(Effect.ignoreLogged)
-      yield* fs.writeFileString(NodePath.join(workspace.root, "example-script.json"), JSON.stringify(exampleScript, null, 2) + "\n")
+      yield* fs.writeFileString(
+        NodePath.join(workspace.root, "example-script.json"),
+        JSON.stringify(exampleScript, null, 2) + "\n"
+      )
         .pipe(Effect.ignoreLogged)
     }
     yield* Effect.logWarning(

@@ -32,7 +32,9 @@ const hardDenial = ({ provenance, target, tool }: PolicyInput): PolicyDecision |
   if (target.startsWith("/") || target === ".." || target.startsWith("../")) {
     return deny("builtin:outside-workspace", `${target} is outside the workspace`)
   }
-  if (target === "SOUL.md") return deny("builtin:constitution", "the constitution (SOUL.md) is changed only by its owner")
+  if (target === "SOUL.md") {
+    return deny("builtin:constitution", "the constitution (SOUL.md) is changed only by its owner")
+  }
   if (target === ".audit" || target.startsWith(".audit/")) {
     return deny("builtin:audit", "the audit log is append-only and written by myclaw alone")
   }
@@ -82,4 +84,7 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>) =>
     return Policy.of({ evaluate, setRules })
   })
 
-export const PolicyLive = Layer.effect(Policy, Effect.flatMap(MyclawConfig, ({ config }) => makePolicy(config.policy.rules)))
+export const PolicyLive = Layer.effect(
+  Policy,
+  Effect.flatMap(MyclawConfig, ({ config }) => makePolicy(config.policy.rules))
+)

@@ -18,7 +18,9 @@ const toolsBlock = (tools: ReadonlyArray<Tool>): string =>
   [
     "# Tools",
     ...tools.map((tool) =>
-      `- ${tool.name}: ${tool.description}${tool.hasSideEffects ? " (changes things: may need the owner's approval)" : ""}`
+      `- ${tool.name}: ${tool.description}${
+        tool.hasSideEffects ? " (changes things: may need the owner's approval)" : ""
+      }`
     ),
     "",
     "Results of tools that read from outside arrive wrapped as",
@@ -70,7 +72,9 @@ export const PromptBuilderLive = Layer.effect(
       const messages: Array<Message> = []
       for (const turn of history) {
         messages.push({ role: "user", content: turn.userMessage })
-        if (turn.finalResponse !== null) messages.push({ role: "assistant", content: turn.finalResponse, toolCalls: [] })
+        if (turn.finalResponse !== null) {
+          messages.push({ role: "assistant", content: turn.finalResponse, toolCalls: [] })
+        }
       }
       messages.push({ role: "user", content: input.userMessage })
       return { system: system.filter((block) => block.text.trim() !== ""), messages }

@@ -28,10 +28,12 @@ export const OtlpTracer = (options: OtlpTracerOptions) =>
 
 /** `OTEL_EXPORTER_OTLP_HEADERS`: `key=value,key2=value2`, values URL-encoded (the OpenTelemetry convention). */
 const parseHeaders = (text: string): Record<string, string> =>
-  Object.fromEntries(text.split(",").filter((pair) => pair.includes("=")).map((pair) => {
-    const cut = pair.indexOf("=")
-    return [pair.slice(0, cut).trim(), decodeURIComponent(pair.slice(cut + 1).trim())]
-  }))
+  Object.fromEntries(
+    text.split(",").filter((pair) => pair.includes("=")).map((pair) => {
+      const cut = pair.indexOf("=")
+      return [pair.slice(0, cut).trim(), decodeURIComponent(pair.slice(cut + 1).trim())]
+    })
+  )
 
 /**
  * Spans over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` (base URL, `/v1/traces` appended) or

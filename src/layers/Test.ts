@@ -4,13 +4,13 @@ import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { AppConfig } from "../domain/AppConfig.js"
+import type { Tool } from "../domain/Tool.js"
 import type { ApprovalRequest, Approvals } from "../services/Approvals.js"
 import type { AuditLog } from "../services/AuditLog.js"
-import type { Policy } from "../services/Policy.js"
-import type { Tool } from "../domain/Tool.js"
 import type { Budget } from "../services/Budget.js"
 import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
+import type { Policy } from "../services/Policy.js"
 import { Workspace } from "../services/Workspace.js"
 import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
 import { ApprovalChannelScripted, ownerAnswer } from "./ApprovalChannelScripted.js"
@@ -31,8 +31,10 @@ import { makeWorkspace } from "./WorkspaceLive.js"
 /** A fresh workspace in a temporary folder, removed when the layer's scope closes. */
 export const WorkspaceTemp = Layer.scoped(
   Workspace,
-  Effect.flatMap(FileSystem.FileSystem, (fs) =>
-    Effect.flatMap(fs.makeTempDirectoryScoped({ prefix: "myclaw-test-" }), makeWorkspace)).pipe(Effect.orDie)
+  Effect.flatMap(
+    FileSystem.FileSystem,
+    (fs) => Effect.flatMap(fs.makeTempDirectoryScoped({ prefix: "myclaw-test-" }), makeWorkspace)
+  ).pipe(Effect.orDie)
 )
 
 /** The production file store, with RecordedTraces reading the files back. */

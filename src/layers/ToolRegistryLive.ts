@@ -85,7 +85,10 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
             ? Effect.failCause(cause)
             : Effect.as(
               Effect.logError(`tool ${tool.name} crashed`, cause),
-              { status: "failed", content: `the tool ${tool.name} crashed: ${Cause.squash(cause)}` } satisfies ToolResult
+              {
+                status: "failed",
+                content: `the tool ${tool.name} crashed: ${Cause.squash(cause)}`
+              } satisfies ToolResult
             )
         )
       )

@@ -102,7 +102,9 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     )
     yield* Effect.forkScoped(Effect.forever(writer))
     if (fsync === "batch") {
-      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(SYNC_INTERVAL), Effect.uninterruptible(sync))))
+      yield* Effect.forkScoped(
+        Effect.forever(Effect.zipRight(Effect.sleep(SYNC_INTERVAL), Effect.uninterruptible(sync)))
+      )
     }
 
     const sessions = yield* loadRecentSessions(dir)

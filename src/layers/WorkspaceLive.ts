@@ -58,7 +58,10 @@ export const makeWorkspace = (home: string) =>
           const link = yield* Effect.option(fs.readLink(probe))
           if (link._tag === "Some") {
             if (++links > 40) {
-              return yield* new PathEscapeError({ path, message: `path "${path}" has too many levels of symbolic links` })
+              return yield* new PathEscapeError({
+                path,
+                message: `path "${path}" has too many levels of symbolic links`
+              })
             }
             probe = NodePath.resolve(NodePath.dirname(probe), link.value)
             continue

@@ -39,7 +39,9 @@ const actionAttributes = (step: ActionStep) => ({
   "gen_ai.tool.call.id": step.tool_call_id,
   "myclaw.validation": step.validation,
   "myclaw.policy.decision": step.policy_decision ?? "none",
-  "myclaw.approval": step.approval === null ? "none" : `${step.approval.granted ? "granted" : "denied"}:${step.approval.via}`,
+  "myclaw.approval": step.approval === null
+    ? "none"
+    : `${step.approval.granted ? "granted" : "denied"}:${step.approval.via}`,
   "myclaw.tool.status": step.exec_result?.status ?? "not_run"
 })
 
@@ -61,7 +63,8 @@ export const runActions = Effect.fnUntraced(
       batch = []
       return Effect.flatMap(
         Effect.forEach(runnables, (r) => execute(deps, r), { concurrency: runnables.length === 1 ? 1 : "unbounded" }),
-        (results) => Effect.forEach(results, (result, i) => observe(deps, state, runnables[i]!, result), { discard: true })
+        (results) =>
+          Effect.forEach(results, (result, i) => observe(deps, state, runnables[i]!, result), { discard: true })
       )
     })
 
@@ -69,12 +72,21 @@ export const runActions = Effect.fnUntraced(
       const validated = deps.registry.validate(call)
       if (validated._tag === "Invalid") {
         yield* flush
-        yield* notRun(state, actionStep(call, {
-          validation: validated.validation,
-          validation_error: validated.message,
-          error: validated.message
-        }))
-        state.messages.push({ role: "tool", toolCallId: call.id, name: call.name, content: validated.message, isError: true })
+        yield* notRun(
+          state,
+          actionStep(call, {
+            validation: validated.validation,
+            validation_error: validated.message,
+            error: validated.message
+          })
+        )
+        state.messages.push({
+          role: "tool",
+          toolCallId: call.id,
+          name: call.name,
+          content: validated.message,
+          isError: true
+        })
         if (++state.invalidStreak >= 2) {
           return end("tool_hallucination", "I stopped: the model made two invalid tool calls in a row.")
         }
@@ -88,14 +100,19 @@ export const runActions = Effect.fnUntraced(
       if (decision.verdict === "deny") {
         yield* flush
         yield* Effect.ignore(writeAhead(deps, state, validated, decision, null))
-        yield* notRun(state, actionStep(call, {
-          args: prepared.args,
-          policy_decision: "deny",
-          policy_reason: `${decision.rule}: ${decision.reason}`
-        }))
+        yield* notRun(
+          state,
+          actionStep(call, {
+            args: prepared.args,
+            policy_decision: "deny",
+            policy_reason: `${decision.rule}: ${decision.reason}`
+          })
+        )
         return end(
           "policy_denied",
-          `I did not run ${tool.name} on ${prepared.target || "its target"}: denied by the policy rule "${decision.rule}" (${decision.reason}).`
+          `I did not run ${tool.name} on ${
+            prepared.target || "its target"
+          }: denied by the policy rule "${decision.rule}" (${decision.reason}).`
         )
       }
       if (decision.verdict === "allow" && !tool.hasSideEffects) {
@@ -123,13 +140,19 @@ export const runActions = Effect.fnUntraced(
         approval = { granted: verdict.granted, via: verdict.via, reason: verdict.reason }
         approvalRequestId = verdict.requestId
         if (!verdict.granted) {
-          yield* notRun(state, actionStep(call, {
-            args: prepared.args,
-            policy_decision: "approve_required",
-            policy_reason: `${decision.rule}: ${decision.reason}`,
-            approval
-          }))
-          return end("user_aborted", `I did not run ${tool.name}: ${prepared.summary} was not approved (${verdict.reason}).`)
+          yield* notRun(
+            state,
+            actionStep(call, {
+              args: prepared.args,
+              policy_decision: "approve_required",
+              policy_reason: `${decision.rule}: ${decision.reason}`,
+              approval
+            })
+          )
+          return end(
+            "user_aborted",
+            `I did not run ${tool.name}: ${prepared.summary} was not approved (${verdict.reason}).`
+          )
         }
         if (!verifyApprovedArgs(verdict, prepared.args)) {
           yield* notRun(state, actionStep(call, { args: prepared.args, policy_decision: "approve_required", approval }))
@@ -138,12 +161,15 @@ export const runActions = Effect.fnUntraced(
         // Judged again at launch: a rule that turned to deny since the approval wins.
         const atLaunch = yield* deps.policy.evaluate({ ...policyInput, provenance: provenanceOf(state) })
         if (atLaunch.verdict === "deny") {
-          yield* notRun(state, actionStep(call, {
-            args: prepared.args,
-            policy_decision: "deny",
-            policy_reason: `${atLaunch.rule}: ${atLaunch.reason}`,
-            approval
-          }))
+          yield* notRun(
+            state,
+            actionStep(call, {
+              args: prepared.args,
+              policy_decision: "deny",
+              policy_reason: `${atLaunch.rule}: ${atLaunch.reason}`,
+              approval
+            })
+          )
           return end(
             "policy_denied",
             `I did not run ${tool.name} on ${prepared.target}: it was approved, but the policy rule "${atLaunch.rule}" now denies it (${atLaunch.reason}).`
@@ -153,13 +179,16 @@ export const runActions = Effect.fnUntraced(
       // Write-ahead: the decision is durable in the audit log before anything changes, or nothing changes.
       const recorded = yield* Effect.either(writeAhead(deps, state, validated, decision, approvalRequestId))
       if (recorded._tag === "Left") {
-        yield* notRun(state, actionStep(call, {
-          args: prepared.args,
-          policy_decision: decision.verdict,
-          policy_reason: `${decision.rule}: ${decision.reason}`,
-          approval,
-          error: `not run: the audit log could not record the decision (${recorded.left.message})`
-        }))
+        yield* notRun(
+          state,
+          actionStep(call, {
+            args: prepared.args,
+            policy_decision: decision.verdict,
+            policy_reason: `${decision.rule}: ${decision.reason}`,
+            approval,
+            error: `not run: the audit log could not record the decision (${recorded.left.message})`
+          })
+        )
         return end(
           "policy_denied",
           `I did not run ${tool.name}: the audit log could not record the decision first (${recorded.left.message}), so nothing was changed.`
@@ -184,7 +213,11 @@ const execute = (deps: TurnDeps, runnable: Runnable): Effect.Effect<Executed> =>
   Effect.flatMap(Clock.currentTimeMillis, (started) =>
     Effect.flatMap(
       deps.registry.execute(runnable.valid.prepared, runnable.valid.tool),
-      (result) => Effect.map(Clock.currentTimeMillis, (finished) => ({ result, wallMs: finished - started, finishedAt: finished }))
+      (result) =>
+        Effect.map(
+          Clock.currentTimeMillis,
+          (finished) => ({ result, wallMs: finished - started, finishedAt: finished })
+        )
     )).pipe(
       Effect.tap(({ result }) => Effect.annotateCurrentSpan("myclaw.tool.status", result.status)),
       Effect.withSpan("Turn.action", {

@@ -38,11 +38,16 @@ export const traceRecord = (trace: ExecutionTrace): AuditRecordOf<"trace"> => {
     user_message: trace.user_message,
     final_response: trace.final_response,
     steps_count: trace.steps.length,
-    tool_calls: actions.map((step) => ({ name: step.tool_name, args_summary: summary(step), outcome: outcomeOf(step) })),
+    tool_calls: actions.map((step) => ({
+      name: step.tool_name,
+      args_summary: summary(step),
+      outcome: outcomeOf(step)
+    })),
     cost_usd: trace.cost_usd,
     wall_time_ms: trace.wall_time_ms,
     outcome: trace.outcome,
-    approvals_requested: approvals.filter((step) => step.approval!.via !== "batch" && step.approval!.via !== "session").length,
+    approvals_requested:
+      approvals.filter((step) => step.approval!.via !== "batch" && step.approval!.via !== "session").length,
     approvals_granted: approvals.filter((step) => step.approval!.granted).length
   }
 }

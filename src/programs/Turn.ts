@@ -1,6 +1,7 @@
 import { Cause, Clock, Effect, Exit, Schema } from "effect"
 import { LlmError } from "../domain/Errors.js"
 import type { Outcome } from "../domain/ExecutionTrace.js"
+import type { TurnInput } from "../services/AgentRuntime.js"
 import { Approvals } from "../services/Approvals.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Budget } from "../services/Budget.js"
@@ -8,15 +9,14 @@ import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Policy } from "../services/Policy.js"
 import { PromptBuilder } from "../services/PromptBuilder.js"
-import type { TurnInput } from "../services/AgentRuntime.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 import { TraceStore } from "../services/TraceStore.js"
 import { Workspace } from "../services/Workspace.js"
 import { runActions } from "./Actions.js"
 import { traceRecord } from "./AuditTrail.js"
-import { closeTrace, type TurnState } from "./TurnState.js"
-import { think } from "./Thought.js"
 import { budgetHitMessage, llmFailureMessage, softCapNotice, stepsExhaustedMessage } from "./Messages.js"
+import { think } from "./Thought.js"
+import { closeTrace, type TurnState } from "./TurnState.js"
 
 const encodeLlmError = Schema.encodeSync(LlmError)
 
@@ -110,7 +110,9 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
           traceStore.persist(trace).pipe(
             Effect.zipRight(
               deps.audit.append(traceRecord(trace)).pipe(
-                Effect.catchAll((error) => Effect.logError(`the trace ${trace.trace_id} is not in the audit log: ${error.message}`))
+                Effect.catchAll((error) =>
+                  Effect.logError(`the trace ${trace.trace_id} is not in the audit log: ${error.message}`)
+                )
               )
             ),
             Effect.as(trace)

@@ -58,7 +58,10 @@ export interface ApprovalAnswer {
 
 export type AnswerOutcome =
   | { readonly accepted: true }
-  | { readonly accepted: false; readonly reason: "unknown" | "nonce_mismatch" | "foreign" | "expired" | "already_answered" }
+  | {
+    readonly accepted: false
+    readonly reason: "unknown" | "nonce_mismatch" | "foreign" | "expired" | "already_answered"
+  }
 
 /** A request waiting for its answer, as a channel shows it. */
 export interface PendingApproval {

@@ -41,5 +41,7 @@ export class AuditLog extends Context.Tag("myclaw/AuditLog")<AuditLog, {
   readonly append: (record: AuditRecord) => Effect.Effect<void, AuditError>
   /** Newest first, across monthly files and archives. */
   readonly query: (query: AuditQuery) => Effect.Effect<ReadonlyArray<SealedRecord>, AuditError>
-  readonly verifyIntegrity: (options?: { readonly seed?: Uint8Array | undefined }) => Effect.Effect<IntegrityReport, AuditError>
+  readonly verifyIntegrity: (
+    options?: { readonly seed?: Uint8Array | undefined }
+  ) => Effect.Effect<IntegrityReport, AuditError>
 }>() {}

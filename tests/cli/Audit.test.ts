@@ -1,16 +1,26 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Console, Effect, Either, Layer, LogLevel, Logger } from "effect"
+import { Console, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { auditKinds, auditQuery, auditVerify, parseAuditTime } from "../../src/cli/Audit.js"
 import { backupCommand } from "../../src/cli/Backup.js"
-import { backupDestination } from "../../src/programs/Backup.js"
 import { AppConfig } from "../../src/domain/AppConfig.js"
 import { MyclawConfigFixed } from "../../src/layers/MyclawConfigLive.js"
+import { backupDestination } from "../../src/programs/Backup.js"
 import { AuditLog } from "../../src/services/AuditLog.js"
 import { Workspace } from "../../src/services/Workspace.js"
-import { appendTraces, decision, makeDirs, monthFile, nowIso, openLog, readLines, startAt, writeLines } from "../layers/audit/support.js"
+import {
+  appendTraces,
+  decision,
+  makeDirs,
+  monthFile,
+  nowIso,
+  openLog,
+  readLines,
+  startAt,
+  writeLines
+} from "../layers/audit/support.js"
 
 /** Runs a CLI piece with the console captured. */
 const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -30,9 +40,18 @@ const captured = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 layer(NodeContext.layer)("myclaw audit and backup commands", (it) => {
   it.effect("--since and --until take a day (UTC, until the day's end) or an instant; --kind knows every kind", () =>
     Effect.sync(() => {
-      assert.deepStrictEqual(parseAuditTime("2026-04-01", "since"), Either.right(Date.parse("2026-04-01T00:00:00.000Z")))
-      assert.deepStrictEqual(parseAuditTime("2026-04-01", "until"), Either.right(Date.parse("2026-04-01T23:59:59.999Z")))
-      assert.deepStrictEqual(parseAuditTime("2026-04-01T12:00:00Z", "until"), Either.right(Date.parse("2026-04-01T12:00:00Z")))
+      assert.deepStrictEqual(
+        parseAuditTime("2026-04-01", "since"),
+        Either.right(Date.parse("2026-04-01T00:00:00.000Z"))
+      )
+      assert.deepStrictEqual(
+        parseAuditTime("2026-04-01", "until"),
+        Either.right(Date.parse("2026-04-01T23:59:59.999Z"))
+      )
+      assert.deepStrictEqual(
+        parseAuditTime("2026-04-01T12:00:00Z", "until"),
+        Either.right(Date.parse("2026-04-01T12:00:00Z"))
+      )
       assert.isTrue(Either.isLeft(parseAuditTime("yesterday", "since")))
       assert.includeMembers([...auditKinds], ["trace", "approval", "tool_decision", "recovered"])
     }))
@@ -45,7 +64,8 @@ layer(NodeContext.layer)("myclaw audit and backup commands", (it) => {
       yield* appendTraces(log, 3)
       yield* close
       const reopened = yield* openLog(dirs)
-      const run = (seedFile?: string) => captured(auditVerify({ seedFile })).pipe(Effect.provideService(AuditLog, reopened.log))
+      const run = (seedFile?: string) =>
+        captured(auditVerify({ seedFile })).pipe(Effect.provideService(AuditLog, reopened.log))
       const clean = yield* run()
       assert.strictEqual(clean.value, 0)
       assert.include(clean.out, "2026-04.jsonl  3 records")
@@ -68,7 +88,9 @@ layer(NodeContext.layer)("myclaw audit and backup commands", (it) => {
       const { log } = yield* openLog(dirs)
       yield* appendTraces(log, 3)
       yield* log.append(decision(yield* nowIso, 9, "deny"))
-      const json = yield* captured(auditQuery({ kind: "trace", limit: 2, json: true })).pipe(Effect.provideService(AuditLog, log))
+      const json = yield* captured(auditQuery({ kind: "trace", limit: 2, json: true })).pipe(
+        Effect.provideService(AuditLog, log)
+      )
       const lines = json.out.split("\n").map((line) => JSON.parse(line) as { kind: string; seq: number })
       assert.deepStrictEqual(lines.map((r) => [r.kind, r.seq]), [["trace", 3], ["trace", 2]])
       const table = yield* captured(auditQuery({ limit: 10, json: false })).pipe(Effect.provideService(AuditLog, log))

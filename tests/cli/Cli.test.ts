@@ -8,7 +8,9 @@ import { main, myclaw, workspaceWith } from "../support/Cli.js"
 
 const scripts: ReadonlyArray<readonly [Outcome, unknown, Record<string, unknown>?]> = [
   ["success", [{ toolCalls: [{ name: "fs_list", args: {} }] }, { text: "Four files." }]],
-  ["tool_hallucination", [{ toolCalls: [{ name: "rm_rf", args: {} }] }, { toolCalls: [{ name: "fs_read", args: {} }] }]],
+  ["tool_hallucination", [{ toolCalls: [{ name: "rm_rf", args: {} }] }, {
+    toolCalls: [{ name: "fs_read", args: {} }]
+  }]],
   ["policy_denied", [{ toolCalls: [{ name: "fs_write", args: { path: "SOUL.md", content: "x" } }] }]],
   ["user_aborted", [{ toolCalls: [{ name: "fs_write", args: { path: "notes.md", content: "x" } }] }]],
   ["timeout_steps", [{ toolCalls: [{ name: "now", args: {} }] }, { toolCalls: [{ name: "now", args: {} }] }], {

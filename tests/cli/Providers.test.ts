@@ -10,7 +10,9 @@ const fixture = (path: string): Record<string, unknown> =>
 
 /** The recorded tool-call payloads, with the tool renamed to one of ours (`now`, no arguments). */
 const openAiCallsNow = () => {
-  const body = fixture("openai-chat/nonstream-tool-call.json") as { choices: Array<{ message: { tool_calls: Array<{ function: object }> } }> }
+  const body = fixture("openai-chat/nonstream-tool-call.json") as {
+    choices: Array<{ message: { tool_calls: Array<{ function: object }> } }>
+  }
   body.choices[0]!.message.tool_calls[0]!.function = { name: "now", arguments: "{}" }
   return body
 }
@@ -28,7 +30,11 @@ const pricing = {
 
 const chatJson = (home: string) =>
   Effect.gen(function*() {
-    const run = yield* myclaw(["chat", "what time is it?", "--json"], { MYCLAW_HOME: home, OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" })
+    const run = yield* myclaw(["chat", "what time is it?", "--json"], {
+      MYCLAW_HOME: home,
+      OPENAI_API_KEY: "",
+      ANTHROPIC_API_KEY: ""
+    })
     assert.strictEqual(run.code, 0, run.stderr)
     const trace = yield* decodeTrace(JSON.parse(run.stdout))
     const thoughts = trace.steps.filter((step): step is ThoughtStep => step.kind === "thought")
@@ -38,7 +44,9 @@ const chatJson = (home: string) =>
 describe("myclaw chat against real wire formats, chosen by configuration alone", () => {
   it.scoped("an OpenAI-compatible server: tool call, answer, cost from the pricing table", () =>
     Effect.gen(function*() {
-      const server = yield* localServer([{ body: openAiCallsNow() }, { body: fixture("openai-chat/nonstream-text-plain.json") }])
+      const server = yield* localServer([{ body: openAiCallsNow() }, {
+        body: fixture("openai-chat/nonstream-text-plain.json")
+      }])
       const home = yield* workspaceWith([], {
         tiers: { frontier: [{ provider: "openai", model: "gpt-4o", baseUrl: `${server.url}/v1` }] },
         pricing
@@ -57,7 +65,9 @@ describe("myclaw chat against real wire formats, chosen by configuration alone",
 
   it.scoped("an Anthropic-compatible server, by editing only the configuration", () =>
     Effect.gen(function*() {
-      const server = yield* localServer([{ body: anthropicCallsNow() }, { body: fixture("anthropic/nonstream-text.json") }])
+      const server = yield* localServer([{ body: anthropicCallsNow() }, {
+        body: fixture("anthropic/nonstream-text.json")
+      }])
       const home = yield* workspaceWith([], {
         tiers: { frontier: [{ provider: "anthropic", model: "claude", baseUrl: server.url }] },
         pricing
@@ -95,7 +105,10 @@ describe("myclaw chat against real wire formats, chosen by configuration alone",
   it.scoped("myclaw doctor makes one completion per provider and reports each", () =>
     Effect.gen(function*() {
       const openai = yield* localServer([{ body: fixture("openai-chat/nonstream-text-plain.json") }])
-      const anthropic = yield* localServer([{ status: 401, body: fixture("anthropic/error-401-authentication.issue.json") }])
+      const anthropic = yield* localServer([{
+        status: 401,
+        body: fixture("anthropic/error-401-authentication.issue.json")
+      }])
       const home = yield* workspaceWith([], {
         tiers: {
           frontier: [{ provider: "openai", model: "gpt-4o", baseUrl: openai.url }],

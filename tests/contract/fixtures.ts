@@ -42,7 +42,8 @@ export const probeTools = {
     const firstStart = Deferred.unsafeMake<void>(FiberId.none)
     const start = (name: string) =>
       Effect.zipRight(
-        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => (starts.push(name), spans.push({ name, start: now })))),
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => (starts.push(name), spans.push({ name, start: now })))),
         Deferred.succeed(firstStart, undefined)
       )
     const tools = [

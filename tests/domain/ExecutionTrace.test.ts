@@ -66,20 +66,23 @@ describe("ExecutionTrace", () => {
   it.effect("encodes to JSON with exactly the snake_case field names", () =>
     Effect.sync(() => {
       const json = JSON.parse(traceToJson(trace))
-      assert.deepStrictEqual(keys(json), [
-        "channel",
-        "cost_usd",
-        "finished_at",
-        "metadata",
-        "outcome",
-        "session_id",
-        "started_at",
-        "steps",
-        "trace_id",
-        "user_message",
-        "final_response",
-        "wall_time_ms"
-      ].sort())
+      assert.deepStrictEqual(
+        keys(json),
+        [
+          "channel",
+          "cost_usd",
+          "finished_at",
+          "metadata",
+          "outcome",
+          "session_id",
+          "started_at",
+          "steps",
+          "trace_id",
+          "user_message",
+          "final_response",
+          "wall_time_ms"
+        ].sort()
+      )
       const [thought, action, critic] = json.steps
       assert.deepStrictEqual(keys(thought), [
         "cached_tokens",

@@ -20,7 +20,9 @@ describe("suspectInjection", () => {
 
   it.effect("leaves ordinary text alone", () =>
     Effect.sync(() => {
-      for (const text of ["Meeting at 10. Ignore the noise outside.", "The system is down: call IT.", "function name"]) {
+      for (
+        const text of ["Meeting at 10. Ignore the noise outside.", "The system is down: call IT.", "function name"]
+      ) {
         assert.isUndefined(suspectInjection(text), text)
       }
     }))

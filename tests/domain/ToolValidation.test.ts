@@ -25,8 +25,7 @@ const problems = (schema: Schema.Schema.AnyNoContext, input: unknown): ReadonlyA
   return Either.isLeft(decoded) ? describeParseError(decoded.left, input) : []
 }
 
-const hasNoRefs = (node: unknown): boolean =>
-  !JSON.stringify(node).match(/"\$(ref|defs|schema|id)"/)
+const hasNoRefs = (node: unknown): boolean => !JSON.stringify(node).match(/"\$(ref|defs|schema|id)"/)
 
 describe("parametersJsonSchema and describeSchema", () => {
   it.effect("renders fs_read's parameters compactly", () =>

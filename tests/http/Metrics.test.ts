@@ -1,5 +1,5 @@
-import { assert, describe, it } from "@effect/vitest"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { assert, describe, it } from "@effect/vitest"
 import { DateTime, Effect, Layer, TestClock } from "effect"
 import type { ActionStep, ExecutionTrace, ThoughtStep } from "../../src/domain/ExecutionTrace.js"
 import { renderPrometheus } from "../../src/http/Prometheus.js"

@@ -132,15 +132,20 @@ describe("renderPrometheus", () => {
     assert.strictEqual(renderPrometheus([]), "")
   })
 
-  it.effect.skipIf(promtoolPath === undefined)("promtool check metrics: every shape parses and lints clean", () =>
-    Effect.gen(function*() {
-      const text = yield* renderPrefix("r")
-      for (const family of ["rc_requests_total", "rg_level", "rh_seconds", "rs_full_seconds", "rn_dotted_name_total"]) {
-        assert.include(text, `# TYPE ${family} `)
-      }
-      const check = yield* promtoolCheck(text)
-      assert.strictEqual(check.code, 0, check.stderr)
-    }))
+  it.effect.skipIf(promtoolPath === undefined)(
+    "promtool check metrics: every shape parses and lints clean",
+    () =>
+      Effect.gen(function*() {
+        const text = yield* renderPrefix("r")
+        for (
+          const family of ["rc_requests_total", "rg_level", "rh_seconds", "rs_full_seconds", "rn_dotted_name_total"]
+        ) {
+          assert.include(text, `# TYPE ${family} `)
+        }
+        const check = yield* promtoolCheck(text)
+        assert.strictEqual(check.code, 0, check.stderr)
+      })
+  )
 })
 
 if (promtoolPath === undefined) {

@@ -18,8 +18,7 @@ export const Loopback = HttpServer.layerTestClient.pipe(
 )
 
 /** The test graph (scripted model, memory audit log, temp workspace) with Metrics, as `serve` would wire it. */
-export const ServedGraph = (options: TestOptions) =>
-  ErrorCountingLogger.pipe(Layer.provideMerge(TestLayer(options)))
+export const ServedGraph = (options: TestOptions) => ErrorCountingLogger.pipe(Layer.provideMerge(TestLayer(options)))
 
 /** Serves the real router on the loopback server for the rest of the scope; `null`: no admin token configured. */
 export const serve = (token: string | null = TOKEN) =>

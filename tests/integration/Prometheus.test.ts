@@ -73,58 +73,62 @@ const pollUntil = (base: string, promql: string, ready: (result: QueryResult) =>
   )
 
 describe.skipIf(prometheusBin === undefined)("Prometheus scrapes myclaw serve", () => {
-  it.scopedLive("a real Prometheus scrapes /metrics with the admin token; its query API has myclaw_traces_total", () =>
-    Effect.gen(function*() {
-      const home = yield* workspaceWith([])
-      const serve = yield* child("node", [main, "serve"], {
-        MYCLAW_HOME: home,
-        MYCLAW_HTTP_PORT: "0",
-        MYCLAW_ADMIN_TOKEN: TOKEN,
-        MYCLAW_LOG_LEVEL: "info"
-      })
-      const address = yield* waitFor(serve, /Listening on (http:\/\/127\.0\.0\.1:\d+)/)
-      const dir = yield* Effect.acquireRelease(
-        Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "myclaw-prom-"))),
-        (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
-      )
-      const config = NodePath.join(dir, "prometheus.yml")
-      NodeFs.writeFileSync(
-        config,
-        [
-          "global:",
-          "  scrape_interval: 1s",
-          "  scrape_timeout: 1s",
-          "scrape_configs:",
-          "  - job_name: myclaw",
-          "    metrics_path: /metrics",
-          "    authorization:",
-          "      type: Bearer",
-          `      credentials: ${TOKEN}`,
-          "    static_configs:",
-          `      - targets: ["${address.replace("http://", "")}"]`,
-          ""
-        ].join("\n")
-      )
-      const port = yield* freePort
-      const prometheus = yield* child(prometheusBin!, [
-        `--config.file=${config}`,
-        `--storage.tsdb.path=${NodePath.join(dir, "data")}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-        "--log.level=info"
-      ])
-      yield* waitFor(prometheus, /(Server is ready to receive web requests)/)
-      const base = `http://127.0.0.1:${port}`
+  it.scopedLive(
+    "a real Prometheus scrapes /metrics with the admin token; its query API has myclaw_traces_total",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* workspaceWith([])
+        const serve = yield* child("node", [main, "serve"], {
+          MYCLAW_HOME: home,
+          MYCLAW_HTTP_PORT: "0",
+          MYCLAW_ADMIN_TOKEN: TOKEN,
+          MYCLAW_LOG_LEVEL: "info"
+        })
+        const address = yield* waitFor(serve, /Listening on (http:\/\/127\.0\.0\.1:\d+)/)
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "myclaw-prom-"))),
+          (dir) => Effect.sync(() => NodeFs.rmSync(dir, { recursive: true, force: true }))
+        )
+        const config = NodePath.join(dir, "prometheus.yml")
+        NodeFs.writeFileSync(
+          config,
+          [
+            "global:",
+            "  scrape_interval: 1s",
+            "  scrape_timeout: 1s",
+            "scrape_configs:",
+            "  - job_name: myclaw",
+            "    metrics_path: /metrics",
+            "    authorization:",
+            "      type: Bearer",
+            `      credentials: ${TOKEN}`,
+            "    static_configs:",
+            `      - targets: ["${address.replace("http://", "")}"]`,
+            ""
+          ].join("\n")
+        )
+        const port = yield* freePort
+        const prometheus = yield* child(prometheusBin!, [
+          `--config.file=${config}`,
+          `--storage.tsdb.path=${NodePath.join(dir, "data")}`,
+          `--web.listen-address=127.0.0.1:${port}`,
+          "--log.level=info"
+        ])
+        yield* waitFor(prometheus, /(Server is ready to receive web requests)/)
+        const base = `http://127.0.0.1:${port}`
 
-      const up = yield* pollUntil(base, "up{job=\"myclaw\"}", (r) => r.data.result[0]?.value[1] === "1")
-      assert.strictEqual(up.data.result[0]!.metric.instance, address.replace("http://", ""))
-      const traces = yield* pollUntil(base, "myclaw_traces_total", (r) => r.data.result.length >= 6)
-      assert.strictEqual(traces.status, "success")
-      assert.deepStrictEqual(
-        traces.data.result.map((series) => series.metric.outcome).sort(),
-        ["budget_hit", "policy_denied", "success", "timeout_steps", "tool_hallucination", "user_aborted"]
-      )
-      for (const series of traces.data.result) assert.strictEqual(series.metric.job, "myclaw")
-      const latency = yield* pollUntil(base, "myclaw_trace_latency_ms_count", (r) => r.data.result.length === 1)
-      assert.strictEqual(latency.status, "success")
-    }), 90_000)
+        const up = yield* pollUntil(base, "up{job=\"myclaw\"}", (r) => r.data.result[0]?.value[1] === "1")
+        assert.strictEqual(up.data.result[0]!.metric.instance, address.replace("http://", ""))
+        const traces = yield* pollUntil(base, "myclaw_traces_total", (r) => r.data.result.length >= 6)
+        assert.strictEqual(traces.status, "success")
+        assert.deepStrictEqual(
+          traces.data.result.map((series) => series.metric.outcome).sort(),
+          ["budget_hit", "policy_denied", "success", "timeout_steps", "tool_hallucination", "user_aborted"]
+        )
+        for (const series of traces.data.result) assert.strictEqual(series.metric.job, "myclaw")
+        const latency = yield* pollUntil(base, "myclaw_trace_latency_ms_count", (r) => r.data.result.length === 1)
+        assert.strictEqual(latency.status, "success")
+      }),
+    90_000
+  )
 })

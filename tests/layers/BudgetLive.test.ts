@@ -37,8 +37,11 @@ const withHome = <A, E, R>(f: (home: string) => Effect.Effect<A, E, R>) =>
 
 /** One call of `eur` (the model costs 1 EUR per input token here). */
 const spend = (eur: number) =>
-  Effect.flatMap(Budget, (budget) =>
-    Effect.flatMap(budget.reserve({ model: "m", inputTokens: eur, maxOutputTokens: 0 }), (r) => budget.settle(r, eur)))
+  Effect.flatMap(
+    Budget,
+    (budget) =>
+      Effect.flatMap(budget.reserve({ model: "m", inputTokens: eur, maxOutputTokens: 0 }), (r) => budget.settle(r, eur))
+  )
 
 describe("BudgetLive", () => {
   it.scoped("levels follow the caps; a call that would pass the hard cap is refused before it is made", () =>
@@ -112,11 +115,30 @@ describe("BudgetLive", () => {
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.UTC(2026, 6, 1, 12, 0))
         const audit = yield* makeAuditLogMemory()
-        for (const [at, cost] of [["2026-07-01T08:00:00.000Z", 0.4], ["2026-07-01T09:00:00.000Z", 0.35], ["2026-06-30T09:00:00.000Z", 9]] as const) {
+        for (
+          const [at, cost] of [["2026-07-01T08:00:00.000Z", 0.4], ["2026-07-01T09:00:00.000Z", 0.35], [
+            "2026-06-30T09:00:00.000Z",
+            9
+          ]] as const
+        ) {
           yield* audit.append({
-            kind: "trace", at, trace_id: at, session_id: "s", channel: "cli", sender: "cli:me", started_at: at, finished_at: at,
-            user_message: "x", final_response: "y", steps_count: 1, tool_calls: [], cost_usd: cost, wall_time_ms: 1,
-            outcome: "success", approvals_requested: 0, approvals_granted: 0
+            kind: "trace",
+            at,
+            trace_id: at,
+            session_id: "s",
+            channel: "cli",
+            sender: "cli:me",
+            started_at: at,
+            finished_at: at,
+            user_message: "x",
+            final_response: "y",
+            steps_count: 1,
+            tool_calls: [],
+            cost_usd: cost,
+            wall_time_ms: 1,
+            outcome: "success",
+            approvals_requested: 0,
+            approvals_granted: 0
           })
         }
         const fs = yield* FileSystem.FileSystem
@@ -152,7 +174,9 @@ describe("BudgetLive", () => {
         const broken = yield* makeAuditLogMemory({ fail: true })
         const refused = yield* Effect.gen(function*() {
           const budget = yield* Budget
-          const error = yield* Effect.flip(budget.override({ until: Date.UTC(2026, 6, 1, 23, 0), reason: "x", sender: "cli:me" }))
+          const error = yield* Effect.flip(
+            budget.override({ until: Date.UTC(2026, 6, 1, 23, 0), reason: "x", sender: "cli:me" })
+          )
           return [error._tag, (yield* budget.status).overrideUntil] as const
         }).pipe(Effect.provide(budgetAt(home, Layer.succeed(AuditLog, broken))))
         assert.deepStrictEqual(refused, ["AuditError", null])

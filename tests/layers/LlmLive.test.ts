@@ -18,7 +18,9 @@ const request = { tier: "frontier", system: [], messages: [{ role: "user", conte
 const llmFrom = (config: Partial<typeof AppConfig.Encoded>, env: Record<string, string> = {}) =>
   LlmLive.pipe(
     Layer.provide(BudgetMemory),
-    Layer.provideMerge(MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)({ retries: { max: 1, baseDelayMs: 1 }, ...config }))),
+    Layer.provideMerge(
+      MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)({ retries: { max: 1, baseDelayMs: 1 }, ...config }))
+    ),
     Layer.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici)),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))
@@ -69,7 +71,11 @@ describe("LlmLive over local servers speaking the real wire formats", () => {
   it.scopedLive("a 429 with retry-after is retried on the same provider, then succeeds", () =>
     Effect.gen(function*() {
       const openai = yield* localServer([
-        { status: 429, headers: { "retry-after": "0" }, body: { error: { message: "Rate limit reached", type: "requests" } } },
+        {
+          status: 429,
+          headers: { "retry-after": "0" },
+          body: { error: { message: "Rate limit reached", type: "requests" } }
+        },
         { body: fixture("openai-chat/nonstream-text-plain.json") }
       ])
       const response = yield* generate.pipe(Effect.provide(llmFrom({
@@ -81,7 +87,10 @@ describe("LlmLive over local servers speaking the real wire formats", () => {
 
   it.scopedLive("a 400 is not retried and carries the provider's message", () =>
     Effect.gen(function*() {
-      const openai = yield* localServer([{ status: 400, body: fixture("openai-chat/error-400-unsupported-parameter.json") }])
+      const openai = yield* localServer([{
+        status: 400,
+        body: fixture("openai-chat/error-400-unsupported-parameter.json")
+      }])
       const error = yield* Effect.flip(generate).pipe(Effect.provide(llmFrom({
         tiers: { frontier: [{ provider: "openai", model: "o1", baseUrl: openai.url }], "local-fast": [] }
       })))
@@ -92,9 +101,15 @@ describe("LlmLive over local servers speaking the real wire formats", () => {
 
   it.scopedLive("the API key comes from the variable named in the configuration, never into an error", () =>
     Effect.gen(function*() {
-      const openai = yield* localServer([{ status: 401, body: { error: { message: "Incorrect API key provided: sk-test-123" } } }])
+      const openai = yield* localServer([{
+        status: 401,
+        body: { error: { message: "Incorrect API key provided: sk-test-123" } }
+      }])
       const error = yield* Effect.flip(generate).pipe(Effect.provide(llmFrom({
-        tiers: { frontier: [{ provider: "openai", model: "m", baseUrl: openai.url, apiKeyEnv: "MY_KEY" }], "local-fast": [] }
+        tiers: {
+          frontier: [{ provider: "openai", model: "m", baseUrl: openai.url, apiKeyEnv: "MY_KEY" }],
+          "local-fast": []
+        }
       }, { MY_KEY: "sk-test-123" })))
       assert.strictEqual(openai.requests[0]!.headers.authorization, "Bearer sk-test-123")
       assert.strictEqual(error.reason, "Auth")
@@ -103,7 +118,10 @@ describe("LlmLive over local servers speaking the real wire formats", () => {
 
   it.scopedLive("cost in the trace matches the pricing table for the recorded usage, Anthropic cache reads included", () =>
     Effect.gen(function*() {
-      const cached = { ...fixture("anthropic/nonstream-text.json"), usage: { input_tokens: 100, cache_read_input_tokens: 2000, cache_creation_input_tokens: 0, output_tokens: 50 } }
+      const cached = {
+        ...fixture("anthropic/nonstream-text.json"),
+        usage: { input_tokens: 100, cache_read_input_tokens: 2000, cache_creation_input_tokens: 0, output_tokens: 50 }
+      }
       const anthropic = yield* localServer([{ body: cached }])
       const runtime = TestLayer({
         llm: LlmLive,
@@ -112,7 +130,10 @@ describe("LlmLive over local servers speaking the real wire formats", () => {
           pricing: { "claude-sonnet-4-5-20250929": { inputPerMTok: 3, cachedInputPerMTok: 0.3, outputPerMTok: 15 } }
         }
       })
-      const trace = yield* Effect.flatMap(AgentRuntime, (agent) => agent.handle({ userMessage: "hi", sessionId: "s", channel: "test" }))
+      const trace = yield* Effect.flatMap(
+        AgentRuntime,
+        (agent) => agent.handle({ userMessage: "hi", sessionId: "s", channel: "test" })
+      )
         .pipe(Effect.provide(runtime))
       const [thought] = trace.steps
       assert.strictEqual(thought!.kind, "thought")

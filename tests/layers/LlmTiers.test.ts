@@ -18,9 +18,18 @@ const fake = (name: string, answers: ReadonlyArray<Answer>, model = name) => {
         const answer = answers[calls.length] ?? "BadResponse"
         calls.push(now)
         if (answer === "hang") return Effect.never
-        if (typeof answer === "string") return Effect.fail(new LlmError({ reason: answer, provider: name, message: answer }))
+        if (typeof answer === "string") {
+          return Effect.fail(new LlmError({ reason: answer, provider: name, message: answer }))
+        }
         if ("reason" in answer) {
-          return Effect.fail(new LlmError({ reason: answer.reason, provider: name, message: "slow down", retryAfterMs: answer.retryAfterMs }))
+          return Effect.fail(
+            new LlmError({
+              reason: answer.reason,
+              provider: name,
+              message: "slow down",
+              retryAfterMs: answer.retryAfterMs
+            })
+          )
         }
         return Effect.succeed(answer)
       })
@@ -36,7 +45,12 @@ const ok = (text: string, model = "m", usage = { input: 1000, output: 100, cache
   finishReason: "stop"
 })
 
-const settings: TierSettings = { pricing: {}, timeoutMs: 60_000, retries: { max: 2, baseDelayMs: 500 }, configFile: "myclaw.json" }
+const settings: TierSettings = {
+  pricing: {},
+  timeoutMs: 60_000,
+  retries: { max: 2, baseDelayMs: 500 },
+  configFile: "myclaw.json"
+}
 const request: LlmRequest = { tier: "frontier", system: [], messages: [{ role: "user", content: "hi" }], tools: [] }
 
 /** Runs the call in a fiber and moves the test clock 100 ms at a time until it is done. */
@@ -90,7 +104,11 @@ describe("LlmTiers", () => {
       const llm = makeLlmTiers({ frontier: [a.provider, b.provider], "local-fast": [] }, settings)
       const first = yield* settle(llm.generate(request))
       assert.strictEqual(first.provider, "b")
-      assert.deepStrictEqual(first.failedAttempts.map((f) => `${f.provider}:${f.reason}`), ["a:Server", "a:Server", "a:Server"])
+      assert.deepStrictEqual(first.failedAttempts.map((f) => `${f.provider}:${f.reason}`), [
+        "a:Server",
+        "a:Server",
+        "a:Server"
+      ])
       const cooling = yield* llm.health
       assert.isNotNull(cooling.find((h) => h.provider === "a")!.cooldownUntil)
       const second = yield* settle(llm.generate(request))
@@ -108,7 +126,11 @@ describe("LlmTiers", () => {
       const llm = makeLlmTiers({ frontier: [a.provider], "local-fast": [] }, { ...settings, timeoutMs: 1000 })
       const response = yield* settle(llm.generate(request))
       assert.strictEqual(response.text, "second try")
-      assert.deepStrictEqual(response.failedAttempts, [{ provider: "a", reason: "Timeout", message: "no answer within 1000 ms" }])
+      assert.deepStrictEqual(response.failedAttempts, [{
+        provider: "a",
+        reason: "Timeout",
+        message: "no answer within 1000 ms"
+      }])
     }))
 
   it.effect("an empty tier borrows the other's providers; no provider at all names the configuration", () =>

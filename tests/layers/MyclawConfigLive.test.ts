@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, layer } from "@effect/vitest"
-import { ConfigProvider, Effect, LogLevel, Logger } from "effect"
+import { ConfigProvider, Effect, Logger, LogLevel } from "effect"
 import * as NodePath from "node:path"
 import { decodeAppConfig } from "../../src/domain/AppConfig.js"
 import { loadScript } from "../../src/layers/llm/ScriptedProvider.js"

@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestLayer } from "../../src/layers/Test.js"
 import { AgentRuntime } from "../../src/services/AgentRuntime.js"
-import { recordingLlm, writeFile } from "../contract/fixtures.js"
 import { Workspace } from "../../src/services/Workspace.js"
+import { recordingLlm, writeFile } from "../contract/fixtures.js"
 
 describe("PromptBuilderLive", () => {
   it.scoped("blocks come in DESIGN order, stable first, from the workspace files", () => {

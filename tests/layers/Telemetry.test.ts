@@ -49,9 +49,12 @@ const fakeTurn = Effect.gen(function*() {
   yield* Effect.void.pipe(Effect.withSpan("Turn.action", {
     attributes: { "gen_ai.tool.name": "fs_write", "myclaw.policy.decision": "approve_required" }
   }))
-  yield* Effect.fail("denied").pipe(Effect.withSpan("Turn.action", {
-    attributes: { "gen_ai.tool.name": "fs_write", "myclaw.policy.decision": "deny" }
-  }), Effect.ignore)
+  yield* Effect.fail("denied").pipe(
+    Effect.withSpan("Turn.action", {
+      attributes: { "gen_ai.tool.name": "fs_write", "myclaw.policy.decision": "deny" }
+    }),
+    Effect.ignore
+  )
 }).pipe(Effect.withSpan("Turn.run"))
 
 describe("Telemetry (OTLP/HTTP JSON)", () => {

@@ -1,6 +1,6 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, LogLevel, Logger, Option, Schema, TestClock } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, TestClock } from "effect"
 import { AppConfig } from "../../src/domain/AppConfig.js"
 import { defineTool } from "../../src/domain/Tool.js"
 import { MyclawConfigFixed } from "../../src/layers/MyclawConfigLive.js"

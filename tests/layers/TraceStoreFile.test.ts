@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, layer } from "@effect/vitest"
-import { Array as Arr, DateTime, Effect, LogLevel, Logger } from "effect"
+import { Array as Arr, DateTime, Effect, Logger, LogLevel } from "effect"
 import * as NodePath from "node:path"
 import { decodeTrace, type ExecutionTrace } from "../../src/domain/ExecutionTrace.js"
 import { makeTraceStoreFile } from "../../src/layers/TraceStoreFile.js"

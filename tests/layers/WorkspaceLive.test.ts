@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Either, LogLevel, Logger } from "effect"
+import { Effect, Either, Logger, LogLevel } from "effect"
 import * as NodePath from "node:path"
 import { makeWorkspace } from "../../src/layers/WorkspaceLive.js"
 

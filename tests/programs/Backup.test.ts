@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, LogLevel, Logger } from "effect"
+import { Effect, Logger, LogLevel } from "effect"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
@@ -27,8 +27,18 @@ describe("backup retention", () => {
     const { keep, remove } = retention([...names].reverse())
     const daily = history("2026-03-06", 30)
     const monthly = [
-      "2025-05-01", "2025-06-01", "2025-07-01", "2025-08-01", "2025-09-01", "2025-10-01",
-      "2025-11-01", "2025-12-01", "2026-01-01", "2026-02-01", "2026-03-01", "2026-04-01"
+      "2025-05-01",
+      "2025-06-01",
+      "2025-07-01",
+      "2025-08-01",
+      "2025-09-01",
+      "2025-10-01",
+      "2025-11-01",
+      "2025-12-01",
+      "2026-01-01",
+      "2026-02-01",
+      "2026-03-01",
+      "2026-04-01"
     ].map((day) => nameAt(`${day}T03:30:00.000Z`))
     const expected = [...new Set([...monthly, ...daily])].sort()
     assert.strictEqual(expected.length, 41, "2026-04-01 is both a daily and a monthly")

@@ -62,7 +62,9 @@ describe("the turn and the budget", () => {
         []
       )
       const trace = yield* turn("a").pipe(
-        Effect.provide(TestLayer({ llm: LlmLive, config: { ...config, tiers: { ...config.tiers, "local-fast": [] } } })),
+        Effect.provide(
+          TestLayer({ llm: LlmLive, config: { ...config, tiers: { ...config.tiers, "local-fast": [] } } })
+        ),
         Logger.withMinimumLogLevel(LogLevel.None)
       )
       assert.strictEqual(trace.outcome, "budget_hit")

@@ -18,8 +18,13 @@ export const myclaw = (args: ReadonlyArray<string>, env: Record<string, string> 
     if (!NodeFs.existsSync(main)) throw new Error(`${main} is missing: run npm run build (npm test does)`)
     // The audit keys of each test workspace stay inside it, not in a shared folder next to it.
     const keys = env.MYCLAW_HOME === undefined ? {} : { MYCLAW_KEY_DIR: NodePath.join(env.MYCLAW_HOME, ".keys") }
-    const child = execFile("node", [main, ...args], { env: { ...process.env, ...keys, ...env } }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr })))
+    const child = execFile(
+      "node",
+      [main, ...args],
+      { env: { ...process.env, ...keys, ...env } },
+      (error, stdout, stderr) =>
+        resume(Effect.succeed({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }))
+    )
     child.stdin?.end()
   })
 
@@ -36,4 +41,3 @@ export const workspaceWith = (script: unknown, config: Record<string, unknown> =
     }),
     (home) => Effect.sync(() => NodeFs.rmSync(home, { recursive: true, force: true }))
   )
-

@@ -33,7 +33,8 @@ export const localServer = (replies: ReadonlyArray<Reply>) =>
           req.on("data", (chunk: string) => (body += chunk))
           req.on("end", () => {
             requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body })
-            const reply = replies[requests.length - 1] ?? { status: 500, body: { error: "the test server ran out of replies" } }
+            const reply = replies[requests.length - 1] ??
+              { status: 500, body: { error: "the test server ran out of replies" } }
             if (reply.destroy) return req.socket.destroy()
             const text = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body ?? {})
             res.writeHead(reply.status ?? 200, { "content-type": "application/json", ...reply.headers })

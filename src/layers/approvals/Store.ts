@@ -1,8 +1,8 @@
 import { FileSystem } from "@effect/platform"
-import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Layer, Schema } from "effect"
 import * as NodePath from "node:path"
 import { Workspace } from "../../services/Workspace.js"
@@ -123,6 +123,8 @@ export const ApprovalsStoreSqlite = (file: string) =>
 
 /** The approvals database at `<workspace>/.state/approvals.sqlite`. */
 export const ApprovalsStoreLive = Layer.unwrapEffect(
-  Effect.map(Workspace, (workspace) =>
-    ApprovalsStoreSqlite(NodePath.join(workspace.root, ".state", "approvals.sqlite")))
+  Effect.map(
+    Workspace,
+    (workspace) => ApprovalsStoreSqlite(NodePath.join(workspace.root, ".state", "approvals.sqlite"))
+  )
 )

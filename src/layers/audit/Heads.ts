@@ -1,9 +1,9 @@
 import { Effect } from "effect"
 import * as NodeFs from "node:fs/promises"
+import { syncPath } from "../../domain/FileSync.js"
 import { type AuditFile, fileError, forEachLine, joinPath, listChains, readTail, type Tail } from "./Lines.js"
 import { compressOlderMonths } from "./Rotation.js"
 import { genesisOf, MONTHLY_CHAIN, monthOfFile, parseLine, sha256 } from "./Seal.js"
-import { syncPath } from "../../domain/FileSync.js"
 
 /** Where each chain stands when the writer starts: the file it appends to, its last seq and last line's hash. */
 export interface Head {

@@ -5,9 +5,9 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { pipeline } from "node:stream/promises"
 import { createGzip } from "node:zlib"
+import { syncPath } from "../../domain/FileSync.js"
 import { fileError, forEachLine } from "./Lines.js"
 import { monthOfFile } from "./Seal.js"
-import { syncPath } from "../../domain/FileSync.js"
 
 /**
  * Monthly rotation (seed 003 section 8): traces and events of a month go to `YYYY-MM.jsonl`; at the first

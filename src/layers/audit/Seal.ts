@@ -53,7 +53,7 @@ export const sealLine = (
   return `${unsigned.slice(0, -1)},"sig":"${hmac(key, domain, unsigned)}"}`
 }
 
-const SIG_SUFFIX_LENGTH = ',"sig":"'.length + 64 + '"}'.length
+const SIG_SUFFIX_LENGTH = ",\"sig\":\"".length + 64 + "\"}".length
 const SIG_SUFFIX = /^,"sig":"([0-9a-f]{64})"\}$/
 
 /** Splits a line into the bytes its signature covers and the signature, or undefined when it is not sealed. */

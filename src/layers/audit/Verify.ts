@@ -118,9 +118,14 @@ const makeChainCheck = (
         "this line does not belong here: the next record follows the line before it (inserted or moved)"
       )
     } else if (seq === expected) {
-      report(previous.file, previous.line, "chain_break", p1.line === 0
-        ? "the first record does not start the chain"
-        : "this line was modified or replaced: the next record holds a different hash for it")
+      report(
+        previous.file,
+        previous.line,
+        "chain_break",
+        p1.line === 0
+          ? "the first record does not start the chain"
+          : "this line was modified or replaced: the next record holds a different hash for it"
+      )
     } else if (seq > expected) {
       const missing = seq - expected
       report(file, number, "chain_break", `${missing} record(s) missing before this line (seq ${maxSeq} then ${seq})`)
@@ -152,15 +157,25 @@ const makeChainCheck = (
 
   const finish = () => {
     if (lastAnchor !== undefined && maxSeq < lastAnchor.seq) {
-      report(lastAnchor.file, 0, "truncated", maxSeq === 0
-        ? `the checkpoint of ${lastAnchor.at} anchored seq ${lastAnchor.seq}, but no record is left`
-        : `ends at seq ${maxSeq}, but the checkpoint of ${lastAnchor.at} anchored seq ${lastAnchor.seq}: ` +
-          `${lastAnchor.seq - maxSeq} record(s) were cut off`)
+      report(
+        lastAnchor.file,
+        0,
+        "truncated",
+        maxSeq === 0
+          ? `the checkpoint of ${lastAnchor.at} anchored seq ${lastAnchor.seq}, but no record is left`
+          : `ends at seq ${maxSeq}, but the checkpoint of ${lastAnchor.at} anchored seq ${lastAnchor.seq}: ` +
+            `${lastAnchor.seq - maxSeq} record(s) were cut off`
+      )
     }
     if (firstUnanchored !== undefined) {
-      report(firstUnanchored.file, firstUnanchored.line, "unanchored", lastAnchor === undefined
-        ? `${unanchored} record(s) and no checkpoint names this log: a cut could not be told`
-        : `${unanchored} record(s) after the last checkpoint (${lastAnchor.at}, seq ${lastAnchor.seq})`)
+      report(
+        firstUnanchored.file,
+        firstUnanchored.line,
+        "unanchored",
+        lastAnchor === undefined
+          ? `${unanchored} record(s) and no checkpoint names this log: a cut could not be told`
+          : `${unanchored} record(s) after the last checkpoint (${lastAnchor.at}, seq ${lastAnchor.seq})`
+      )
     }
   }
 

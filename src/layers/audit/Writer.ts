@@ -240,8 +240,10 @@ export const makeWriter = (options: WriterOptions) =>
 /** The writer fiber: takes whatever is queued, as one batch, until the scope closes; then drains and shuts down. */
 export const runWriter = (queue: Queue.Queue<Job>, writer: Effect.Effect.Success<ReturnType<typeof makeWriter>>) =>
   Effect.gen(function*() {
-    const drain: Effect.Effect<void> = Effect.flatMap(Queue.takeAll(queue), (rest) =>
-      rest.length === 0 ? Queue.shutdown(queue) : Effect.zipRight(writer.step([...rest]), drain))
+    const drain: Effect.Effect<void> = Effect.flatMap(
+      Queue.takeAll(queue),
+      (rest) => rest.length === 0 ? Queue.shutdown(queue) : Effect.zipRight(writer.step([...rest]), drain)
+    )
     yield* Effect.addFinalizer(() => Effect.zipRight(drain, writer.shutdown))
     yield* Effect.forkScoped(Effect.forever(
       Effect.flatMap(Queue.takeBetween(queue, 1, 10_000), (jobs) => Effect.uninterruptible(writer.step([...jobs])))

@@ -29,7 +29,9 @@ export const dayOf = (millis: number, timeZone: string): string => {
 }
 
 export const nextMidnight = (millis: number, timeZone: string): number =>
-  DateTime.toEpochMillis(DateTime.add(DateTime.startOf(DateTime.unsafeMakeZoned(millis, { timeZone }), "day"), { days: 1 }))
+  DateTime.toEpochMillis(
+    DateTime.add(DateTime.startOf(DateTime.unsafeMakeZoned(millis, { timeZone }), "day"), { days: 1 })
+  )
 
 export const freshDay = (day: string): BudgetState => ({
   day,
@@ -59,7 +61,12 @@ export const makeBudgetCore = (
     const rollover = (now: number) => {
       if (now >= bounds.start && now < bounds.end) return
       const end = nextMidnight(now, settings.timeZone)
-      bounds = { start: DateTime.toEpochMillis(DateTime.subtract(DateTime.unsafeMakeZoned(end, { timeZone: settings.timeZone }), { days: 1 })), end }
+      bounds = {
+        start: DateTime.toEpochMillis(
+          DateTime.subtract(DateTime.unsafeMakeZoned(end, { timeZone: settings.timeZone }), { days: 1 })
+        ),
+        end
+      }
       const today = dayOf(now, settings.timeZone)
       if (today !== state.day) state = { ...freshDay(today), reservations: state.reservations }
     }
@@ -94,7 +101,9 @@ export const makeBudgetCore = (
       return snapshot(now)
     })
 
-    const reserve = (call: { readonly model: string; readonly inputTokens: number; readonly maxOutputTokens: number }) =>
+    const reserve = (
+      call: { readonly model: string; readonly inputTokens: number; readonly maxOutputTokens: number }
+    ) =>
       locked((now) => {
         const price = priceOf(settings.pricing, call.model)
         const eur = price === undefined

@@ -33,7 +33,9 @@ export const loadBudgetFile = (file: string) =>
         : { _tag: "Corrupt", detail: String(error) }
     }
     const decoded = decodeBudgetJson(text)
-    if (decoded._tag === "Left") return { _tag: "Corrupt", detail: decoded.left.message.split("\n").slice(0, 4).join(" ") }
+    if (decoded._tag === "Left") {
+      return { _tag: "Corrupt", detail: decoded.left.message.split("\n").slice(0, 4).join(" ") }
+    }
     const json = decoded.right
     return {
       _tag: "Loaded",

@@ -2,7 +2,10 @@ import type { HttpClientError } from "@effect/platform"
 import { LlmError, type LlmFailure } from "../../domain/Errors.js"
 
 /** `retry-after-ms` (OpenAI), else `retry-after` in seconds or as an HTTP date; undefined when absent or absurd. */
-export const retryAfterMs = (headers: Readonly<Record<string, string | undefined>>, now: number): number | undefined => {
+export const retryAfterMs = (
+  headers: Readonly<Record<string, string | undefined>>,
+  now: number
+): number | undefined => {
   const ms = Number(headers["retry-after-ms"])
   if (headers["retry-after-ms"] !== undefined && Number.isFinite(ms) && ms >= 0) return ms
   const value = headers["retry-after"]
@@ -13,7 +16,8 @@ export const retryAfterMs = (headers: Readonly<Record<string, string | undefined
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
-const contextTooLong = /context[_ ]length|too many tokens|prompt is too long|maximum context|context window|context size|exceed_context/i
+const contextTooLong =
+  /context[_ ]length|too many tokens|prompt is too long|maximum context|context window|context size|exceed_context/i
 
 /** The failure class of an HTTP error status; the provider's own message decides ContextTooLong among 400s. */
 export const reasonForStatus = (status: number, providerMessage: string): LlmFailure => {

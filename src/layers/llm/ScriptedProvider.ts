@@ -48,7 +48,9 @@ export const makeScriptedProvider = (entries: ReadonlyArray<ScriptEntry>, model 
             new LlmError({
               reason: "BadResponse",
               provider: name,
-              message: `the script is exhausted: it has ${entries.length} responses and call ${index + 1} asked for another`
+              message: `the script is exhausted: it has ${entries.length} responses and call ${
+                index + 1
+              } asked for another`
             })
           )
         }
@@ -66,7 +68,11 @@ export const makeScriptedProvider = (entries: ReadonlyArray<ScriptEntry>, model 
             toolCalls: (entry.toolCalls ?? []).map((call, i) =>
               toolCallFromWire(call.id ?? `call_${index + 1}_${i + 1}`, call.name, call.args)
             ),
-            usage: { input: entry.usage?.input ?? 0, output: entry.usage?.output ?? 0, cached: entry.usage?.cached ?? 0 },
+            usage: {
+              input: entry.usage?.input ?? 0,
+              output: entry.usage?.output ?? 0,
+              cached: entry.usage?.cached ?? 0
+            },
             finishReason: entry.finishReason ?? ((entry.toolCalls?.length ?? 0) > 0 ? "tool_call" : "stop")
           })
         if (entry.delayMs === undefined) return answer
@@ -89,7 +95,8 @@ export const loadScript = (file: string) =>
     )
     const json = yield* Effect.try({
       try: (): unknown => JSON.parse(text),
-      catch: (error) => new ConfigFileError({ file, message: `the script is not valid JSON: ${(error as Error).message}` })
+      catch: (error) =>
+        new ConfigFileError({ file, message: `the script is not valid JSON: ${(error as Error).message}` })
     })
     return yield* Schema.decodeUnknown(Script, { errors: "all", onExcessProperty: "error" })(json).pipe(
       Effect.mapError((error) =>

@@ -55,7 +55,11 @@ export const makeFsTools = Effect.gen(function*() {
         const source = `file:${rel}`
         if (size === 0) return { status: "empty", content: `${rel} is empty`, source } as const
         if (size > limit) {
-          return { status: "partial", content: `${content}\n[first ${limit} of ${size} bytes of ${rel}]`, source } as const
+          return {
+            status: "partial",
+            content: `${content}\n[first ${limit} of ${size} bytes of ${rel}]`,
+            source
+          } as const
         }
         return { status: "success", content, source } as const
       })
@@ -78,7 +82,9 @@ export const makeFsTools = Effect.gen(function*() {
         const entries = yield* Effect.forEach(names.sort().slice(0, MAX_ENTRIES), (name) =>
           fs.stat(NodePath.join(dir, name)).pipe(
             Effect.map((info) => (info.type === "Directory" ? `${name}/` : `${name} (${info.size} bytes)`)),
-            Effect.orElseSucceed(() => name)
+            Effect.orElseSucceed(() =>
+              name
+            )
           ))
         const source = `dir:${rel}`
         if (entries.length === 0) return { status: "empty", content: `${rel} is empty`, source } as const
@@ -110,10 +116,13 @@ export const makeFsTools = Effect.gen(function*() {
         if (rel !== named) {
           return yield* new ToolExecutionError({
             tool: "fs_write",
-            message: `${named} leads through a symbolic link to ${rel}: writes through links are refused; name the file itself`
+            message:
+              `${named} leads through a symbolic link to ${rel}: writes through links are refused; name the file itself`
           })
         }
-        yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(Effect.mapError(failure("fs_write", rel)))
+        yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(
+          Effect.mapError(failure("fs_write", rel))
+        )
         yield* fs.writeFileString(file, content, { flag: append ? "a" : "w" }).pipe(
           Effect.mapError(failure("fs_write", rel))
         )

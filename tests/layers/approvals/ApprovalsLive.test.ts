@@ -1,9 +1,9 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
-import { auditFileOf, makeAuditLogMemory } from "../../../src/layers/AuditLogMemory.js"
 import { ownerAnswer } from "../../../src/layers/ApprovalChannelScripted.js"
 import { MaxPendingPerSession, verifyApprovedArgs } from "../../../src/layers/ApprovalsLive.js"
+import { auditFileOf, makeAuditLogMemory } from "../../../src/layers/AuditLogMemory.js"
 import { approvalRecords, makeHarness, makeRequest, makeSwitchableAudit, Start, TimeoutMs } from "./Harness.js"
 
 const once = { _tag: "Once" } as const

@@ -6,8 +6,8 @@ import { argsHash } from "../../../src/domain/ArgsHash.js"
 import { ApprovalRecord } from "../../../src/domain/AuditRecord.js"
 import { AuditError } from "../../../src/domain/Errors.js"
 import { ApprovalChannelScripted, PresentedApprovals } from "../../../src/layers/ApprovalChannelScripted.js"
-import { ApprovalsLive } from "../../../src/layers/ApprovalsLive.js"
 import { ApprovalsStoreSqlite } from "../../../src/layers/approvals/Store.js"
+import { ApprovalsLive } from "../../../src/layers/ApprovalsLive.js"
 import { makeAuditLogMemory } from "../../../src/layers/AuditLogMemory.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
 import type { ApprovalAnswer, ApprovalRequest, PendingApproval } from "../../../src/services/Approvals.js"
@@ -98,5 +98,7 @@ export const makeHarness = (options: HarnessOptions = {}) =>
 
 /** The approval records, oldest first, checked against the schema of seed 003 section 3. */
 export const approvalRecords = (audit: AuditLog["Type"]) =>
-  Effect.flatMap(audit.query({ kind: "approval", limit: 1_000 }), (records) =>
-    Effect.forEach(records.slice().reverse(), (record) => Schema.decodeUnknown(ApprovalRecord)(record)))
+  Effect.flatMap(
+    audit.query({ kind: "approval", limit: 1_000 }),
+    (records) => Effect.forEach(records.slice().reverse(), (record) => Schema.decodeUnknown(ApprovalRecord)(record))
+  )

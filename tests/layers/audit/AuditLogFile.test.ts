@@ -1,12 +1,12 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Array as Arr, Effect, Exit, Layer, LogLevel, Logger, Ref, TestClock } from "effect"
+import { Array as Arr, Effect, Exit, Layer, Logger, LogLevel, Ref, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { gunzipSync } from "node:zlib"
-import { makeAuditLogFile } from "../../../src/layers/AuditLogFile.js"
 import { genesisOf, sha256 } from "../../../src/layers/audit/Seal.js"
+import { makeAuditLogFile } from "../../../src/layers/AuditLogFile.js"
 import {
   appendTraces,
   breaks,
@@ -60,7 +60,11 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       yield* Effect.uninterruptible(log.append(trace(t2, 4)))
       assert.strictEqual((yield* Effect.uninterruptible(log.query({ limit: 10 }))).length, 4, "works where turns end")
       yield* close
-      assert.include((yield* Effect.flip(log.append(trace(t2, 5)))).message, "closed", "a closed log refuses, never hangs")
+      assert.include(
+        (yield* Effect.flip(log.append(trace(t2, 5)))).message,
+        "closed",
+        "a closed log refuses, never hangs"
+      )
       const reopened = yield* openLog(dirs)
       const after = yield* reopened.log.verifyIntegrity()
       assert.deepStrictEqual(after.problems, [], "closing writes a checkpoint: nothing is left unanchored")
@@ -81,30 +85,38 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       assert.isFalse(NodeFs.existsSync(monthFile(dirs)))
     }).pipe(quiet))
 
-  it.scoped("20 fibers x 1,000 records: 20,000 whole lines, seq 1..20000 in file order, and a clean verify", () =>
-    Effect.gen(function*() {
-      yield* startAt()
-      const dirs = yield* makeDirs
-      const { close, log } = yield* openLog(dirs)
-      const at = yield* nowIso
-      yield* Effect.forEach(
-        Arr.range(0, 19),
-        (fiber) => Effect.forEach(Arr.range(0, 999), (i) => log.append(trace(at, fiber * 1000 + i)), { discard: true }),
-        { concurrency: "unbounded", discard: true }
-      )
-      const text = NodeFs.readFileSync(monthFile(dirs), "utf8")
-      assert.isTrue(text.endsWith("\n"))
-      const lines = text.slice(0, -1).split("\n")
-      assert.strictEqual(lines.length, 20_000)
-      const seqs = lines.map((line) => (JSON.parse(line) as { seq: number }).seq)
-      assert.deepStrictEqual(seqs, Arr.range(1, 20_000))
-      assert.strictEqual(new Set(lines.map((line) => (JSON.parse(line) as { trace_id: string }).trace_id)).size, 20_000)
-      const report = yield* log.verifyIntegrity()
-      assert.deepStrictEqual(breaks(report), [])
-      assert.deepStrictEqual(report.files, [{ file: "2026-04.jsonl", records: 20_000 }])
-      assert.strictEqual((yield* log.query({ kind: "trace", limit: 25_000 })).length, 20_000)
-      yield* close
-    }).pipe(quiet), { timeout: 120_000 })
+  it.scoped(
+    "20 fibers x 1,000 records: 20,000 whole lines, seq 1..20000 in file order, and a clean verify",
+    () =>
+      Effect.gen(function*() {
+        yield* startAt()
+        const dirs = yield* makeDirs
+        const { close, log } = yield* openLog(dirs)
+        const at = yield* nowIso
+        yield* Effect.forEach(
+          Arr.range(0, 19),
+          (fiber) =>
+            Effect.forEach(Arr.range(0, 999), (i) => log.append(trace(at, fiber * 1000 + i)), { discard: true }),
+          { concurrency: "unbounded", discard: true }
+        )
+        const text = NodeFs.readFileSync(monthFile(dirs), "utf8")
+        assert.isTrue(text.endsWith("\n"))
+        const lines = text.slice(0, -1).split("\n")
+        assert.strictEqual(lines.length, 20_000)
+        const seqs = lines.map((line) => (JSON.parse(line) as { seq: number }).seq)
+        assert.deepStrictEqual(seqs, Arr.range(1, 20_000))
+        assert.strictEqual(
+          new Set(lines.map((line) => (JSON.parse(line) as { trace_id: string }).trace_id)).size,
+          20_000
+        )
+        const report = yield* log.verifyIntegrity()
+        assert.deepStrictEqual(breaks(report), [])
+        assert.deepStrictEqual(report.files, [{ file: "2026-04.jsonl", records: 20_000 }])
+        assert.strictEqual((yield* log.query({ kind: "trace", limit: 25_000 })).length, 20_000)
+        yield* close
+      }).pipe(quiet),
+    { timeout: 120_000 }
+  )
 
   it.scoped("verify and query while appends run: each sees whole lines only, never a torn tail", () =>
     Effect.gen(function*() {
@@ -114,7 +126,12 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       const at = yield* nowIso
       const writers = yield* Effect.fork(Effect.forEach(
         Arr.range(0, 3),
-        (fiber) => Effect.forEach(Arr.range(0, 499), (i) => log.append(i % 4 === 0 ? decision(at, i) : trace(at, fiber * 1000 + i)), { discard: true }),
+        (fiber) =>
+          Effect.forEach(
+            Arr.range(0, 499),
+            (i) => log.append(i % 4 === 0 ? decision(at, i) : trace(at, fiber * 1000 + i)),
+            { discard: true }
+          ),
         { concurrency: "unbounded", discard: true }
       ))
       for (let i = 0; i < 10; i++) {
@@ -171,7 +188,9 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       yield* settle(log)
       assert.deepStrictEqual(reasons().slice(-1), ["close"])
       assert.isFalse(NodeFs.existsSync(NodePath.join(dirs.auditDir, "writer.lock")))
-      const last = JSON.parse(readLines(checkpoints).at(-1)!) as { heads: ReadonlyArray<{ chain: string; seq: number }> }
+      const last = JSON.parse(readLines(checkpoints).at(-1)!) as {
+        heads: ReadonlyArray<{ chain: string; seq: number }>
+      }
       assert.deepStrictEqual(last.heads.map((h) => [h.chain, h.seq]).sort(), [["approvals.jsonl", 3], ["monthly", 256]])
       assert.deepStrictEqual((yield* log.verifyIntegrity()).problems, [])
       yield* log.append(trace(yield* nowIso, 1000))
@@ -197,7 +216,10 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       assert.strictEqual(may[0]!.prev, sha256(april[2]!))
       const report = yield* log.verifyIntegrity()
       assert.deepStrictEqual(breaks(report), [])
-      assert.deepStrictEqual(report.files, [{ file: "2026-04.jsonl.gz", records: 3 }, { file: "2026-05.jsonl", records: 2 }])
+      assert.deepStrictEqual(report.files, [{ file: "2026-04.jsonl.gz", records: 3 }, {
+        file: "2026-05.jsonl",
+        records: 2
+      }])
       assert.deepStrictEqual((yield* log.query({ limit: 10 })).map((r) => r.seq), [5, 4, 3, 2, 1])
       assert.deepStrictEqual(
         (yield* log.query({ until: Date.parse("2026-04-30T23:59:59.999Z"), limit: 10 })).map((r) => r.seq),
@@ -263,7 +285,10 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       yield* appendTraces(log, 2)
       yield* Ref.set(diskFull, true)
       const sideEffect = yield* Ref.make(false)
-      const exit = yield* log.append(decision(yield* nowIso, 9)).pipe(Effect.zipRight(Ref.set(sideEffect, true)), Effect.exit)
+      const exit = yield* log.append(decision(yield* nowIso, 9)).pipe(
+        Effect.zipRight(Ref.set(sideEffect, true)),
+        Effect.exit
+      )
       assert.isTrue(Exit.isFailure(exit))
       if (Exit.isFailure(exit)) assert.include(String(exit.cause), "AuditError")
       assert.isFalse(yield* Ref.get(sideEffect), "the call after a failed write-ahead record does not run")
@@ -275,7 +300,12 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       yield* appendTraces(log, 1, 3)
       yield* log.append(decision(yield* nowIso, 10))
       assert.deepStrictEqual(breaks(yield* log.verifyIntegrity()), [])
-      assert.deepStrictEqual((yield* log.query({ limit: 10 })).map((r) => r.kind), ["tool_decision", "trace", "trace", "trace"])
+      assert.deepStrictEqual((yield* log.query({ limit: 10 })).map((r) => r.kind), [
+        "tool_decision",
+        "trace",
+        "trace",
+        "trace"
+      ])
     }).pipe(quiet))
 
   it.scoped("no secrets: the HMAC key bytes appear in no audit file, archive or index", () =>
@@ -290,7 +320,10 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       yield* log.query({ limit: 100 })
       yield* close
       const keys = ["audit-key.json", "audit-seed.json"].map((name) =>
-        Buffer.from((JSON.parse(NodeFs.readFileSync(NodePath.join(dirs.keyDir, name), "utf8")) as { key: string }).key, "hex")
+        Buffer.from(
+          (JSON.parse(NodeFs.readFileSync(NodePath.join(dirs.keyDir, name), "utf8")) as { key: string }).key,
+          "hex"
+        )
       )
       const files = NodeFs.readdirSync(dirs.auditDir, { recursive: true, encoding: "utf8" })
         .map((name) => NodePath.join(dirs.auditDir, name))

@@ -46,7 +46,9 @@ layer(NodeContext.layer)("audit keys", (it) => {
       const second = (yield* store.load)!
       assert.strictEqual(second.epoch, first.epoch + 1, "the key moves on at midnight even with nothing to write")
       assert.deepStrictEqual(second.key, deriveKey(seed, first.epoch + 1)!.key)
-      const onDisk = NodeFs.readdirSync(dirs.keyDir).map((name) => NodeFs.readFileSync(NodePath.join(dirs.keyDir, name)))
+      const onDisk = NodeFs.readdirSync(dirs.keyDir).map((name) =>
+        NodeFs.readFileSync(NodePath.join(dirs.keyDir, name))
+      )
       const keyFile = NodeFs.readFileSync(NodePath.join(dirs.keyDir, "audit-key.json"), "utf8")
       assert.notInclude(keyFile, first.key.toString("hex"), "yesterday's key is gone from the key file")
       assert.strictEqual(onDisk.length, 3, "key, seed, checkpoints")
@@ -55,7 +57,11 @@ layer(NodeContext.layer)("audit keys", (it) => {
       const idle = yield* openLog(dirs)
       yield* TestClock.adjust("1 day")
       yield* settle(idle.log)
-      assert.strictEqual((yield* store.load)!.epoch, first.epoch + 2, "a process that never writes moves the key on too")
+      assert.strictEqual(
+        (yield* store.load)!.epoch,
+        first.epoch + 2,
+        "a process that never writes moves the key on too"
+      )
       yield* idle.close
     }))
 })

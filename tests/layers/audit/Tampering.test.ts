@@ -1,13 +1,25 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Effect, LogLevel, Logger, TestClock } from "effect"
+import { Effect, Logger, LogLevel, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { epochOf } from "../../../src/layers/audit/Keys.js"
 import { sealLine, sha256 } from "../../../src/layers/audit/Seal.js"
 import type { IntegrityReport } from "../../../src/services/AuditLog.js"
-import { appendTraces, breaks, type Dirs, makeDirs, monthFile, nowIso, openLog, readLines, startAt, trace, writeLines } from "./support.js"
+import {
+  appendTraces,
+  breaks,
+  type Dirs,
+  makeDirs,
+  monthFile,
+  nowIso,
+  openLog,
+  readLines,
+  startAt,
+  trace,
+  writeLines
+} from "./support.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
 const APRIL = "2026-04.jsonl"
@@ -47,7 +59,10 @@ const reseal = (lines: ReadonlyArray<string>, from: number, key: Buffer, epochFo
 }
 
 const currentKey = (dirs: Dirs) =>
-  JSON.parse(NodeFs.readFileSync(NodePath.join(dirs.keyDir, "audit-key.json"), "utf8")) as { epoch: number; key: string }
+  JSON.parse(NodeFs.readFileSync(NodePath.join(dirs.keyDir, "audit-key.json"), "utf8")) as {
+    epoch: number
+    key: string
+  }
 
 layer(NodeContext.layer)("AuditLogFile tampering", (it) => {
   it.scoped("an untouched log verifies clean, every record anchored", () =>
@@ -95,7 +110,11 @@ layer(NodeContext.layer)("AuditLogFile tampering", (it) => {
       const lines = readLines(monthFile(dirs))
       const { epoch } = currentKey(dirs)
       const { epoch: _e, prev: _p, seq: _s, sig: _g, ...record } = JSON.parse(lines[3]!) as Json
-      const forged = sealLine({ ...record, user_message: "transfer everything" }, { seq: 5, prev: sha256(lines[3]!), epoch }, randomBytes(32))
+      const forged = sealLine({ ...record, user_message: "transfer everything" }, {
+        seq: 5,
+        prev: sha256(lines[3]!),
+        epoch
+      }, randomBytes(32))
       writeLines(monthFile(dirs), [...lines.slice(0, 4), forged, ...lines.slice(4)])
       assert.deepStrictEqual(only(yield* verifyAgain(dirs), APRIL), ["5 bad_signature", "5 chain_break"])
 
@@ -104,7 +123,10 @@ layer(NodeContext.layer)("AuditLogFile tampering", (it) => {
       writeLines(monthFile(dirs), [...lines.slice(0, 4), older, ...lines.slice(4)])
       const report = yield* verifyAgain(dirs)
       assert.deepStrictEqual(only(report, APRIL), ["5 bad_signature", "5 chain_break"])
-      assert.include(report.problems[0]!.detail, `sealed with the key of epoch ${epoch - 1} after a record of epoch ${epoch}`)
+      assert.include(
+        report.problems[0]!.detail,
+        `sealed with the key of epoch ${epoch - 1} after a record of epoch ${epoch}`
+      )
       const seeded = yield* verifyAgain(dirs, NodeFs.readFileSync(NodePath.join(dirs.keyDir, "audit-seed.json")))
       assert.include(seeded.problems[0]!.detail, "before the seed's first epoch")
     }).pipe(quiet))
@@ -154,7 +176,11 @@ layer(NodeContext.layer)("AuditLogFile tampering", (it) => {
       yield* second.close
       const seed = NodeFs.readFileSync(NodePath.join(dirs.keyDir, "audit-seed.json"))
       const stolen = currentKey(dirs)
-      assert.strictEqual(stolen.epoch, epochOf(Date.parse("2026-04-22T10:00:00.000Z")), "only the current key is on disk")
+      assert.strictEqual(
+        stolen.epoch,
+        epochOf(Date.parse("2026-04-22T10:00:00.000Z")),
+        "only the current key is on disk"
+      )
       const key = Buffer.from(stolen.key, "hex")
 
       // The thief rewrites record 2 of the 20th, re-signs it and everything after, and re-signs the checkpoints.
@@ -168,23 +194,46 @@ layer(NodeContext.layer)("AuditLogFile tampering", (it) => {
       for (const line of readLines(checkpoints)) {
         const { epoch, heads, prev: _p, seq, sig: _s, ...rest } = JSON.parse(line) as Json
         const rehashed = (heads as Array<{ seq: number }>).map((head) => ({ ...head, hash: hashes.get(head.seq) }))
-        const prev = forgedCheckpoints.length === 0 ? (JSON.parse(line) as Json).prev as string : sha256(forgedCheckpoints.at(-1)!)
-        forgedCheckpoints.push(sealLine({ ...rest, heads: rehashed }, { seq: seq as number, prev, epoch: epoch as number }, key, "checkpoint"))
+        const prev = forgedCheckpoints.length === 0
+          ? (JSON.parse(line) as Json).prev as string
+          : sha256(forgedCheckpoints.at(-1)!)
+        forgedCheckpoints.push(
+          sealLine(
+            { ...rest, heads: rehashed },
+            { seq: seq as number, prev, epoch: epoch as number },
+            key,
+            "checkpoint"
+          )
+        )
       }
       writeLines(checkpoints, forgedCheckpoints)
 
       const withoutSeed = yield* verifyAgain(dirs)
       assert.strictEqual(withoutSeed.signatures, "current_epoch")
-      assert.deepStrictEqual(breaks(withoutSeed), [], "without the seed, earlier days cannot be checked: the report says so")
+      assert.deepStrictEqual(
+        breaks(withoutSeed),
+        [],
+        "without the seed, earlier days cannot be checked: the report says so"
+      )
       const withSeed = yield* verifyAgain(dirs, seed)
       assert.strictEqual(withSeed.signatures, "all_epochs")
-      assert.deepStrictEqual(only(withSeed, APRIL), ["2 bad_signature", "3 bad_signature", "4 bad_signature", "5 bad_signature"])
+      assert.deepStrictEqual(only(withSeed, APRIL), [
+        "2 bad_signature",
+        "3 bad_signature",
+        "4 bad_signature",
+        "5 bad_signature"
+      ])
       assert.deepStrictEqual(only(withSeed, checkpoints), ["1 bad_signature"])
 
       // Claiming today's epoch instead: the signatures check out, but records are sealed two days after their date.
       writeLines(monthFile(dirs), reseal(edited, 1, key, () => stolen.epoch))
       const dated = yield* verifyAgain(dirs, seed)
-      assert.deepStrictEqual(only(dated, APRIL).slice(0, 4), ["2 bad_signature", "3 bad_signature", "4 bad_signature", "5 bad_signature"])
+      assert.deepStrictEqual(only(dated, APRIL).slice(0, 4), [
+        "2 bad_signature",
+        "3 bad_signature",
+        "4 bad_signature",
+        "5 bad_signature"
+      ])
       assert.include(dated.problems.find((p) => p.file === APRIL)!.detail, "days after its date")
 
       // The untouched log passes every epoch's check with the seed.

@@ -1,12 +1,23 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, it, layer } from "@effect/vitest"
-import { Deferred, Effect, Exit, LogLevel, Logger } from "effect"
+import { Deferred, Effect, Exit, Logger, LogLevel } from "effect"
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { createInterface } from "node:readline"
 import type { IntegrityReport } from "../../../src/services/AuditLog.js"
-import { appendTraces, breaks, decision, type Dirs, makeDirs, monthFile, nowIso, openLog, readLines, startAt } from "./support.js"
+import {
+  appendTraces,
+  breaks,
+  decision,
+  type Dirs,
+  makeDirs,
+  monthFile,
+  nowIso,
+  openLog,
+  readLines,
+  startAt
+} from "./support.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
 const APRIL = "2026-04.jsonl"
@@ -15,7 +26,11 @@ const APRIL = "2026-04.jsonl"
 const onlyTornTails = (report: IntegrityReport, dirs: Dirs) => {
   for (const problem of report.problems) {
     if (problem.problem === "unanchored") continue
-    assert.strictEqual(problem.problem, "torn_tail", `${problem.file}:${problem.line} ${problem.problem} ${problem.detail}`)
+    assert.strictEqual(
+      problem.problem,
+      "torn_tail",
+      `${problem.file}:${problem.line} ${problem.problem} ${problem.detail}`
+    )
     const path = NodePath.isAbsolute(problem.file) ? problem.file : NodePath.join(dirs.auditDir, problem.file)
     assert.strictEqual(problem.line, readLinesRaw(path).length, "only the last line can be torn")
   }
@@ -35,7 +50,7 @@ layer(NodeContext.layer)("AuditLogFile torn tail", (it) => {
       yield* appendTraces(first.log, 5)
       yield* first.close
       const whole = NodeFs.readFileSync(monthFile(dirs))
-      const partial = '{"kind":"trace","at":"2026-04-22T10:00:00.000Z","trace_id":"t-5","sess'
+      const partial = "{\"kind\":\"trace\",\"at\":\"2026-04-22T10:00:00.000Z\",\"trace_id\":\"t-5\",\"sess"
       NodeFs.appendFileSync(monthFile(dirs), partial)
 
       const second = yield* openLog(dirs)
@@ -43,12 +58,20 @@ layer(NodeContext.layer)("AuditLogFile torn tail", (it) => {
       assert.isFalse(torn.ok)
       assert.deepStrictEqual(breaks(torn), [`${APRIL}:6 torn_tail`])
       assert.include(torn.problems[0]!.detail, "no newline")
-      assert.strictEqual(NodeFs.readFileSync(monthFile(dirs)).length, whole.length + partial.length, "verify writes nothing")
+      assert.strictEqual(
+        NodeFs.readFileSync(monthFile(dirs)).length,
+        whole.length + partial.length,
+        "verify writes nothing"
+      )
 
       yield* second.log.append(decision(yield* nowIso, 6))
       const lines = readLines(monthFile(dirs))
       assert.strictEqual(lines.length, 6)
-      assert.strictEqual(lines.slice(0, 5).map((l) => l + "\n").join(""), whole.toString(), "only the partial line was cut")
+      assert.strictEqual(
+        lines.slice(0, 5).map((l) => l + "\n").join(""),
+        whole.toString(),
+        "only the partial line was cut"
+      )
       const recovered = JSON.parse(lines[5]!) as { kind: string; file: string; truncated_bytes: number; seq: number }
       assert.deepStrictEqual([recovered.kind, recovered.file, recovered.truncated_bytes, recovered.seq], [
         "recovered",
@@ -91,72 +114,88 @@ layer(NodeContext.layer)("AuditLogFile torn tail", (it) => {
 })
 
 // The child writes on the real clock, so this test runs on it too.
-it.live("crash: a writer killed with SIGKILL leaves at most a torn last line, and appends go on cleanly after restart", () =>
-  Effect.gen(function*() {
-    const dirs = yield* makeDirs
-    const script = NodePath.resolve("tests/layers/audit/fixtures/crash-writer.ts")
-    const durable = yield* Effect.async<number, Error>((resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", script, dirs.auditDir, dirs.keyDir], {
-        stdio: ["ignore", "pipe", "pipe"]
+it.live(
+  "crash: a writer killed with SIGKILL leaves at most a torn last line, and appends go on cleanly after restart",
+  () =>
+    Effect.gen(function*() {
+      const dirs = yield* makeDirs
+      const script = NodePath.resolve("tests/layers/audit/fixtures/crash-writer.ts")
+      const durable = yield* Effect.async<number, Error>((resume) => {
+        const child = spawn(process.execPath, ["--import", "tsx", script, dirs.auditDir, dirs.keyDir], {
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+        let stderr = ""
+        child.stderr.on("data", (chunk) => (stderr += String(chunk)))
+        let last = 0
+        createInterface({ input: child.stdout }).on("line", (line) => {
+          const count = Number(line)
+          if (Number.isInteger(count)) last = count
+          if (last >= 400 && child.exitCode === null && !child.killed) child.kill("SIGKILL")
+        })
+        child.on("exit", (_code, signal) =>
+          resume(
+            signal === "SIGKILL"
+              ? Effect.succeed(last)
+              : Effect.fail(new Error(`the writer exited on its own: ${stderr}`))
+          ))
       })
-      let stderr = ""
-      child.stderr.on("data", (chunk) => (stderr += String(chunk)))
-      let last = 0
-      createInterface({ input: child.stdout }).on("line", (line) => {
-        const count = Number(line)
-        if (Number.isInteger(count)) last = count
-        if (last >= 400 && child.exitCode === null && !child.killed) child.kill("SIGKILL")
-      })
-      child.on("exit", (_code, signal) =>
-        resume(
-          signal === "SIGKILL" ? Effect.succeed(last) : Effect.fail(new Error(`the writer exited on its own: ${stderr}`))
-        ))
-    })
-    const restarted = yield* openLog(dirs)
-    const afterCrash = yield* restarted.log.verifyIntegrity()
-    onlyTornTails(afterCrash, dirs)
-    const records = afterCrash.files.reduce((sum, file) => sum + file.records, 0)
-    assert.isAtLeast(records, durable, "every append that returned is in the log")
+      const restarted = yield* openLog(dirs)
+      const afterCrash = yield* restarted.log.verifyIntegrity()
+      onlyTornTails(afterCrash, dirs)
+      const records = afterCrash.files.reduce((sum, file) => sum + file.records, 0)
+      assert.isAtLeast(records, durable, "every append that returned is in the log")
 
-    yield* appendTraces(restarted.log, 20)
-    yield* restarted.log.append(decision(yield* nowIso, 99))
-    const afterRestart = yield* restarted.log.verifyIntegrity()
-    assert.deepStrictEqual(breaks(afterRestart), [])
-    const repaired = afterCrash.problems.filter((p) => p.problem === "torn_tail").length
-    assert.strictEqual(
-      afterRestart.files.reduce((sum, file) => sum + file.records, 0),
-      records + 21 + repaired,
-      "the new records, plus one recovered record per torn line cut"
-    )
-    yield* restarted.close
-    const again = yield* openLog(dirs)
-    assert.deepStrictEqual((yield* again.log.verifyIntegrity()).problems, [])
-    yield* again.close
-  }).pipe(Effect.scoped, Effect.provide(NodeContext.layer), quiet), { timeout: 60_000 })
+      yield* appendTraces(restarted.log, 20)
+      yield* restarted.log.append(decision(yield* nowIso, 99))
+      const afterRestart = yield* restarted.log.verifyIntegrity()
+      assert.deepStrictEqual(breaks(afterRestart), [])
+      const repaired = afterCrash.problems.filter((p) => p.problem === "torn_tail").length
+      assert.strictEqual(
+        afterRestart.files.reduce((sum, file) => sum + file.records, 0),
+        records + 21 + repaired,
+        "the new records, plus one recovered record per torn line cut"
+      )
+      yield* restarted.close
+      const again = yield* openLog(dirs)
+      assert.deepStrictEqual((yield* again.log.verifyIntegrity()).problems, [])
+      yield* again.close
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer), quiet),
+  { timeout: 60_000 }
+)
 
 // Two processes on one audit folder take turns: each holds the folder only while it writes.
-it.live("two processes appending at once take turns: every record lands, the chains stay whole", () =>
-  Effect.gen(function*() {
-    const dirs = yield* makeDirs
-    const script = NodePath.resolve("tests/layers/audit/fixtures/crash-writer.ts")
-    const writing = yield* Deferred.make<void>()
-    const child = Effect.async<void, Error>((resume) => {
-      const writer = spawn(process.execPath, ["--import", "tsx", script, dirs.auditDir, dirs.keyDir, "1000"], {
-        stdio: ["ignore", "pipe", "pipe"]
+it.live(
+  "two processes appending at once take turns: every record lands, the chains stay whole",
+  () =>
+    Effect.gen(function*() {
+      const dirs = yield* makeDirs
+      const script = NodePath.resolve("tests/layers/audit/fixtures/crash-writer.ts")
+      const writing = yield* Deferred.make<void>()
+      const child = Effect.async<void, Error>((resume) => {
+        const writer = spawn(process.execPath, ["--import", "tsx", script, dirs.auditDir, dirs.keyDir, "1000"], {
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+        let stderr = ""
+        writer.stderr.on("data", (chunk) => (stderr += String(chunk)))
+        writer.stdout.once("data", () => Deferred.unsafeDone(writing, Exit.void))
+        writer.on(
+          "exit",
+          (code) => resume(code === 0 ? Effect.void : Effect.fail(new Error(`exit ${code}: ${stderr}`)))
+        )
       })
-      let stderr = ""
-      writer.stderr.on("data", (chunk) => (stderr += String(chunk)))
-      writer.stdout.once("data", () => Deferred.unsafeDone(writing, Exit.void))
-      writer.on("exit", (code) => resume(code === 0 ? Effect.void : Effect.fail(new Error(`exit ${code}: ${stderr}`))))
-    })
-    const mine = yield* openLog(dirs)
-    // The parent starts once the child is writing, so its first append waits for the child to let go.
-    const parent = Effect.zipRight(Deferred.await(writing), appendTraces(mine.log, 200))
-    yield* Effect.all([child, parent], { concurrency: "unbounded", discard: true })
-    yield* mine.close
-    const check = yield* openLog(dirs)
-    const report = yield* check.log.verifyIntegrity()
-    assert.deepStrictEqual(report.problems, [])
-    assert.strictEqual(report.files.reduce((sum, file) => sum + file.records, 0), 1200)
-    yield* check.close
-  }).pipe(Effect.scoped, Effect.provide(NodeContext.layer), quiet), { timeout: 60_000 })
+      const mine = yield* openLog(dirs)
+      // The parent starts once the child is writing, so its first append waits for the child to let go.
+      const parent = Effect.zipRight(Deferred.await(writing), appendTraces(mine.log, 200))
+      yield* Effect.all([child, parent], { concurrency: "unbounded", discard: true })
+      yield* mine.close
+      const check = yield* openLog(dirs)
+      const report = yield* check.log.verifyIntegrity()
+      assert.deepStrictEqual(report.problems, [])
+      assert.strictEqual(
+        report.files.reduce((sum, file) => sum + file.records, 0),
+        1200
+      )
+      yield* check.close
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer), quiet),
+  { timeout: 60_000 }
+)

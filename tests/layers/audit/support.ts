@@ -25,7 +25,9 @@ export const makeDirs = Effect.gen(function*() {
 export const openLog = (dirs: Dirs, fsync: "always" | "batch" = "always") =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const log = yield* makeAuditLogFile({ auditDir: dirs.auditDir, keyDir: dirs.keyDir, fsync }).pipe(Scope.extend(scope))
+    const log = yield* makeAuditLogFile({ auditDir: dirs.auditDir, keyDir: dirs.keyDir, fsync }).pipe(
+      Scope.extend(scope)
+    )
     return { log, close: Scope.close(scope, Exit.void) }
   })
 
@@ -83,7 +85,11 @@ export const decision = (at: string, n: number, value: "allow" | "deny" = "allow
 })
 
 /** Appends `count` traces one after the other, each at the current test time. */
-export const appendTraces = (log: { readonly append: (r: AuditRecord) => Effect.Effect<void, unknown> }, count: number, from = 0) =>
+export const appendTraces = (
+  log: { readonly append: (r: AuditRecord) => Effect.Effect<void, unknown> },
+  count: number,
+  from = 0
+) =>
   Effect.gen(function*() {
     for (let i = from; i < from + count; i++) yield* log.append(trace(yield* nowIso, i))
   })
@@ -99,7 +105,9 @@ export const writeLines = (path: string, lines: ReadonlyArray<string>) =>
 
 /** The problems that are breaks (everything but unanchored records), as `file:line problem`. */
 export const breaks = (report: IntegrityReport): Array<string> =>
-  report.problems.filter((p) => p.problem !== "unanchored").map((p: IntegrityProblem) => `${p.file}:${p.line} ${p.problem}`)
+  report.problems.filter((p) => p.problem !== "unanchored").map((p: IntegrityProblem) =>
+    `${p.file}:${p.line} ${p.problem}`
+  )
 
 /** A round trip through the writer's queue (verify asks it for its sizes): what a clock tick queued is done. */
 export const settle = (log: { readonly verifyIntegrity: () => Effect.Effect<unknown, unknown> }) =>

@@ -7,7 +7,7 @@ import type { LlmError } from "../../../src/domain/Errors.js"
 import type { LlmRequest, Message } from "../../../src/domain/LlmTypes.js"
 import { makeAnthropicProvider } from "../../../src/layers/llm/AnthropicProvider.js"
 import { makePricing } from "../../../src/layers/llm/Pricing.js"
-import { localServer, refusedUrl, type ReceivedRequest, type Reply } from "../../support/LocalServer.js"
+import { localServer, type ReceivedRequest, refusedUrl, type Reply } from "../../support/LocalServer.js"
 
 const fixture = (file: string): string =>
   readFileSync(new URL(`../../fixtures/anthropic/${file}`, import.meta.url), "utf8")
@@ -55,8 +55,10 @@ const exchange = (
   })
 
 const answer = (replies: ReadonlyArray<Reply>, request?: LlmRequest) =>
-  Effect.flatMap(exchange(replies, request), ({ requests, result }) =>
-    Effect.map(result, (response) => ({ response, requests })))
+  Effect.flatMap(
+    exchange(replies, request),
+    ({ requests, result }) => Effect.map(result, (response) => ({ response, requests }))
+  )
 
 const failure = (reply: Reply) => Effect.flatMap(exchange([reply]), ({ result }) => Effect.flip(result))
 
@@ -155,7 +157,12 @@ describe("AnthropicProvider", () => {
         assert.deepStrictEqual(first.usage, { input: 12 + 2048, output: 29, cached: 0, cacheWrite: 2048 })
         assert.deepStrictEqual(second.usage, { input: 12 + 2048, output: 29, cached: 2048, cacheWrite: 0 })
         const price = makePricing({
-          "claude-sonnet-4-5-20250929": { inputPerMTok: 3, cachedInputPerMTok: 0.3, outputPerMTok: 15, cacheWritePerMTok: 3.75 }
+          "claude-sonnet-4-5-20250929": {
+            inputPerMTok: 3,
+            cachedInputPerMTok: 0.3,
+            outputPerMTok: 15,
+            cacheWritePerMTok: 3.75
+          }
         })
         const firstCost = yield* price(first.model, first.usage)
         const secondCost = yield* price(second.model, second.usage)

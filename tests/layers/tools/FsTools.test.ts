@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, LogLevel, Logger } from "effect"
+import { Effect, Layer, Logger, LogLevel } from "effect"
 import type { Scope } from "effect"
 import * as NodePath from "node:path"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
@@ -25,10 +25,12 @@ const run = (name: string, args: unknown) =>
     return yield* registry.execute(validated.prepared, validated.tool)
   })
 
-const inWorkspace = <A, E>(f: (ctx: {
-  readonly fs: FileSystem.FileSystem
-  readonly root: string
-}) => Effect.Effect<A, E, ToolRegistry | FileSystem.FileSystem | Scope.Scope>) =>
+const inWorkspace = <A, E>(
+  f: (ctx: {
+    readonly fs: FileSystem.FileSystem
+    readonly root: string
+  }) => Effect.Effect<A, E, ToolRegistry | FileSystem.FileSystem | Scope.Scope>
+) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const { root } = yield* Workspace
