@@ -68,7 +68,7 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
   const { addImpl, holdPoint, scriptedTurn } = harness;
 
   const M = await importFile(path.join(dist, 'Myclaw.js'));
-  const { toolCallFromWire } = await importFile(path.join(dist, 'layers', 'llm', 'ScriptedProvider.js'));
+  const { toolCallFromWire } = await importFile(path.join(dist, 'domain', 'ToolCall.js'));
   const { version } = await importFile(path.join(dist, 'Version.js'));
   const { Effect, Layer, Logger, ManagedRuntime, Schema } = await importPackageFrom(dist, 'effect');
   const { NodeContext } = await importPackageFrom(dist, '@effect/platform-node');

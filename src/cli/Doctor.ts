@@ -2,7 +2,7 @@ import { Clock, Console, Duration, Effect } from "effect"
 import { llmTimeout } from "../domain/Errors.js"
 import type { Tier } from "../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../domain/LlmTypes.js"
-import { buildTierProviders } from "../layers/LlmLive.js"
+import { buildTierProviders } from "../layers/llm/LlmLive.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
 

@@ -2,7 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
 import { HttpLive } from "../http/Server.js"
-import { AuditLogFile } from "../layers/AuditLogFile.js"
+import { AuditLogFile } from "../layers/audit/AuditLogFile.js"
 import { BaseLayer, MainLayer, StateLayer } from "../layers/Main.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"

@@ -13,6 +13,16 @@ export const ToolCall = Schema.Struct({
 })
 export type ToolCall = typeof ToolCall.Type
 
+/** A call as it arrives on the wire: `args` as a JSON string stays invalid (for the validator) when it does not parse. */
+export const toolCallFromWire = (id: string, name: string, args: unknown): ToolCall => {
+  if (typeof args !== "string") return { id, name, args }
+  try {
+    return { id, name, args: JSON.parse(args) }
+  } catch {
+    return { id, name, args: null, raw_arguments: args }
+  }
+}
+
 /** success / empty / partial / failed (seed 001): a failed side-effecting call is never blindly retried. */
 export const ToolResultStatus = Schema.Literal("success", "empty", "partial", "failed")
 export type ToolResultStatus = typeof ToolResultStatus.Type

@@ -5,7 +5,7 @@ import { AppConfig, decodeAppConfig } from "../domain/AppConfig.js"
 import { ConfigFileError } from "../domain/Errors.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
-import { exampleConfig, exampleScript } from "./WorkspaceDefaults.js"
+import { exampleConfig, exampleScript } from "./workspace/WorkspaceDefaults.js"
 
 /** Reads and decodes a configuration file; every problem names the file and the field. */
 export const loadConfigFile = (file: string) =>

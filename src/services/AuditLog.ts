@@ -1,16 +1,9 @@
 import { Context } from "effect"
 import type { Effect } from "effect"
-import type { AuditKind, AuditRecord, SealedRecord } from "../domain/AuditRecord.js"
+import type { AuditQuery } from "../domain/AuditQuery.js"
+import type { AuditRecord, SealedRecord } from "../domain/AuditRecord.js"
+export type { AuditQuery } from "../domain/AuditQuery.js"
 import type { AuditError } from "../domain/Errors.js"
-
-export interface AuditQuery {
-  readonly kind?: AuditKind | undefined
-  /** Inclusive, ISO 8601 or epoch milliseconds. */
-  readonly since?: number | undefined
-  readonly until?: number | undefined
-  readonly sender?: string | undefined
-  readonly limit: number
-}
 
 export interface IntegrityProblem {
   readonly file: string

@@ -3,9 +3,9 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import type { ActionStep, ExecutionTrace, ThoughtStep } from "../../src/domain/ExecutionTrace.js"
 import type { LlmRequest } from "../../src/domain/LlmTypes.js"
+import type { ScriptEntry } from "../../src/domain/ScriptEntry.js"
 import { defineTool } from "../../src/domain/Tool.js"
-import type { ScriptEntry } from "../../src/layers/llm/ScriptedProvider.js"
-import { LlmFunction } from "../../src/layers/LlmScripted.js"
+import { LlmFunction } from "../../src/layers/llm/LlmScripted.js"
 import type { Workspace } from "../../src/services/Workspace.js"
 
 export const thoughts = (trace: ExecutionTrace): ReadonlyArray<ThoughtStep> =>

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { decodeTrace, traceToJson } from "../../src/domain/ExecutionTrace.js"
 import type { TestOptions } from "../../src/layers/Test.js"
-import { RecordedTraces } from "../../src/layers/TraceStoreMemory.js"
+import { RecordedTraces } from "../../src/layers/traces/TraceStoreMemory.js"
 import { Loopback, postJson, serve, ServedGraph, TOKEN } from "./support.js"
 
 const served = (options: TestOptions = { script: [{ text: "Hello!" }] }) =>

@@ -6,7 +6,7 @@ import * as NodePath from "node:path"
 import { decodeAppConfig } from "../../src/domain/AppConfig.js"
 import { loadScript } from "../../src/layers/llm/ScriptedProvider.js"
 import { loadConfigFile, MyclawConfigLive } from "../../src/layers/MyclawConfigLive.js"
-import { makeWorkspace } from "../../src/layers/WorkspaceLive.js"
+import { makeWorkspace } from "../../src/layers/workspace/WorkspaceLive.js"
 import { MyclawConfig } from "../../src/services/MyclawConfig.js"
 import { Workspace } from "../../src/services/Workspace.js"
 

@@ -5,7 +5,7 @@ import { Effect, Logger, LogLevel } from "effect"
 import { execFileSync } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { makeAuditLogFile } from "../../src/layers/AuditLogFile.js"
+import { makeAuditLogFile } from "../../src/layers/audit/AuditLogFile.js"
 import { backup, backupName, retention } from "../../src/programs/Backup.js"
 import { appendTraces, breaks, decision, nowIso, startAt } from "../layers/audit/support.js"
 

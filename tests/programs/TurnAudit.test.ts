@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { makeAuditLogMemory } from "../../src/layers/AuditLogMemory.js"
+import { makeAuditLogMemory } from "../../src/layers/audit/AuditLogMemory.js"
 import { TestLayer } from "../../src/layers/Test.js"
 import { AgentRuntime } from "../../src/services/AgentRuntime.js"
 import { AuditLog } from "../../src/services/AuditLog.js"

@@ -4,7 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger, LogLevel } from "effect"
 import * as NodePath from "node:path"
 import type { ThoughtStep } from "../../src/domain/ExecutionTrace.js"
-import { LlmLive } from "../../src/layers/LlmLive.js"
+import { LlmLive } from "../../src/layers/llm/LlmLive.js"
 import { TestLayer } from "../../src/layers/Test.js"
 import { AgentRuntime } from "../../src/services/AgentRuntime.js"
 

@@ -3,10 +3,10 @@ import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
+import type { AuditQuery } from "../../domain/AuditQuery.js"
+import { matchesQuery } from "../../domain/AuditQuery.js"
 import { decodeAuditRecord, Sealed, type SealedRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
-import type { AuditQuery } from "../../services/AuditLog.js"
-import { matches } from "../AuditLogMemory.js"
 import { type AuditFile, forEachLine, joinPath, listChains } from "./Lines.js"
 import { parseLine, sha256 } from "./Seal.js"
 
@@ -180,7 +180,7 @@ export const makeAuditIndex = (options: { readonly auditDir: string; readonly db
         const records: Array<SealedRecord> = []
         for (const { line } of rows) {
           const record = recordOf(line)
-          if (record !== undefined && matches(query)(record)) records.push(record)
+          if (record !== undefined && matchesQuery(query)(record)) records.push(record)
         }
         return records
       })).pipe(

@@ -1,7 +1,7 @@
 import { Effect, ParseResult, Schema } from "effect"
+import { auditFileOf } from "../../domain/AuditQuery.js"
 import { decodeAuditRecord, Sealed } from "../../domain/AuditRecord.js"
 import type { IntegrityProblem, IntegrityReport } from "../../services/AuditLog.js"
-import { auditFileOf } from "../AuditLogMemory.js"
 import { type Checkpoint, readCheckpoints } from "./Checkpoints.js"
 import { epochOf } from "./Keys.js"
 import { type AuditFile, fileError, forEachLine, joinPath, listChains } from "./Lines.js"

@@ -1,7 +1,7 @@
 import { Clock, Deferred, Effect, Exit, Option, Queue, Ref, Scope } from "effect"
+import { auditFileOf } from "../../domain/AuditQuery.js"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
-import { auditFileOf } from "../AuditLogMemory.js"
 import { makeChainFiles } from "./ChainFiles.js"
 import { type CheckpointReason, makeCheckpointWriter } from "./Checkpoints.js"
 import { loadHeads, newHead, type Repair } from "./Heads.js"

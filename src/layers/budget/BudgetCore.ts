@@ -2,8 +2,8 @@ import { Clock, DateTime, Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import type { ModelPrice } from "../../domain/AppConfig.js"
 import { BudgetExceeded } from "../../domain/Errors.js"
+import { costUsd, priceOf } from "../../domain/Pricing.js"
 import { Budget, type BudgetStatus, type Reservation } from "../../services/Budget.js"
-import { costUsd, priceOf } from "../llm/Pricing.js"
 
 /** What budget.json holds: the day's counters, not a log. */
 export interface BudgetState {

@@ -4,10 +4,10 @@ import type { OpenAiProviderConfig } from "../../domain/AppConfig.js"
 import { LlmError } from "../../domain/Errors.js"
 import type { FinishReason } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
+import { toolCallFromWire } from "../../domain/ToolCall.js"
 import { badResponse, statusError, transportError } from "./HttpFailure.js"
 import { ChatCompletion, chatCompletionBody, errorBodyMessage, WireErrorBody } from "./OpenAiWire.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
-import { toolCallFromWire } from "./ScriptedProvider.js"
 
 const decodeCompletion = Schema.decodeUnknownEither(ChatCompletion, { errors: "all" })
 const decodeErrorBody = Schema.decodeUnknownOption(WireErrorBody)

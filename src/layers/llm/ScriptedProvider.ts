@@ -1,39 +1,10 @@
 import { FileSystem } from "@effect/platform"
 import { Duration, Effect, ParseResult, Schema } from "effect"
 import * as NodePath from "node:path"
-import { ConfigFileError, LlmError, LlmFailure, llmTimeout } from "../../domain/Errors.js"
-import { FinishReason } from "../../domain/ExecutionTrace.js"
-import type { ToolCall } from "../../domain/ToolCall.js"
+import { ConfigFileError, LlmError, llmTimeout } from "../../domain/Errors.js"
+import { Script, type ScriptEntry } from "../../domain/ScriptEntry.js"
+import { toolCallFromWire } from "../../domain/ToolCall.js"
 import type { Provider } from "./Provider.js"
-
-const Count = Schema.Int.pipe(Schema.nonNegative())
-
-/** One canned response; `args` may be a JSON string, as on the wire (invalid JSON stays invalid). */
-export const ScriptEntry = Schema.Struct({
-  text: Schema.optional(Schema.String),
-  toolCalls: Schema.optional(Schema.Array(Schema.Struct({
-    id: Schema.optional(Schema.String),
-    name: Schema.String,
-    args: Schema.Union(Schema.String, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-  }))),
-  usage: Schema.optional(Schema.Struct({ input: Count, output: Count, cached: Schema.optional(Count) })),
-  finishReason: Schema.optional(FinishReason),
-  /** Fail this call instead of answering, e.g. `{ "reason": "Server" }` to exercise retries. */
-  error: Schema.optional(Schema.Struct({ reason: LlmFailure, message: Schema.optional(Schema.String) })),
-  /** Answer only after this long (Effect clock: tests move it with TestClock). */
-  delayMs: Schema.optional(Count)
-})
-export type ScriptEntry = typeof ScriptEntry.Type
-export const Script = Schema.Array(ScriptEntry)
-
-export const toolCallFromWire = (id: string, name: string, args: unknown): ToolCall => {
-  if (typeof args !== "string") return { id, name, args }
-  try {
-    return { id, name, args: JSON.parse(args) }
-  } catch {
-    return { id, name, args: null, raw_arguments: args }
-  }
-}
 
 /** A provider that serves `entries` in order, one per call, and fails clearly once they run out. */
 export const makeScriptedProvider = (entries: ReadonlyArray<ScriptEntry>, model = "scripted", name = "scripted") =>

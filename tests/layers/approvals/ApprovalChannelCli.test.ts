@@ -2,10 +2,14 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
-import { describePending, makeApprovalChannelCli, parseReply } from "../../../src/layers/ApprovalChannelCli.js"
+import {
+  describePending,
+  makeApprovalChannelCli,
+  parseReply
+} from "../../../src/layers/approvals/ApprovalChannelCli.js"
+import { ApprovalsLive } from "../../../src/layers/approvals/ApprovalsLive.js"
 import { ApprovalsStoreSqlite } from "../../../src/layers/approvals/Store.js"
-import { ApprovalsLive } from "../../../src/layers/ApprovalsLive.js"
-import { makeAuditLogMemory } from "../../../src/layers/AuditLogMemory.js"
+import { makeAuditLogMemory } from "../../../src/layers/audit/AuditLogMemory.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
 import { ApprovalChannel, Approvals } from "../../../src/services/Approvals.js"
 import { AuditLog } from "../../../src/services/AuditLog.js"

@@ -1,9 +1,10 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
-import { ownerAnswer } from "../../../src/layers/ApprovalChannelScripted.js"
-import { MaxPendingPerSession, verifyApprovedArgs } from "../../../src/layers/ApprovalsLive.js"
-import { auditFileOf, makeAuditLogMemory } from "../../../src/layers/AuditLogMemory.js"
+import { auditFileOf } from "../../../src/domain/AuditQuery.js"
+import { ownerAnswer } from "../../../src/layers/approvals/ApprovalChannelScripted.js"
+import { MaxPendingPerSession, verifyApprovedArgs } from "../../../src/layers/approvals/ApprovalsLive.js"
+import { makeAuditLogMemory } from "../../../src/layers/audit/AuditLogMemory.js"
 import { approvalRecords, makeHarness, makeRequest, makeSwitchableAudit, Start, TimeoutMs } from "./Harness.js"
 
 const once = { _tag: "Once" } as const

@@ -1,7 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, TestClock } from "effect"
-import { ownerAnswer } from "../../../src/layers/ApprovalChannelScripted.js"
+import { ownerAnswer } from "../../../src/layers/approvals/ApprovalChannelScripted.js"
 import type { ApprovalDecision, PendingApproval } from "../../../src/services/Approvals.js"
 import { approvalRecords, makeHarness, makeRequest, makeSwitchableAudit } from "./Harness.js"
 

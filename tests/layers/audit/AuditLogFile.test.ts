@@ -5,8 +5,8 @@ import { Array as Arr, Effect, Exit, Layer, Logger, LogLevel, Ref, TestClock } f
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { gunzipSync } from "node:zlib"
+import { makeAuditLogFile } from "../../../src/layers/audit/AuditLogFile.js"
 import { genesisOf, sha256 } from "../../../src/layers/audit/Seal.js"
-import { makeAuditLogFile } from "../../../src/layers/AuditLogFile.js"
 import {
   appendTraces,
   breaks,

@@ -3,7 +3,7 @@ import { Clock, Effect, Exit, Scope, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { AuditRecord } from "../../../src/domain/AuditRecord.js"
-import { makeAuditLogFile } from "../../../src/layers/AuditLogFile.js"
+import { makeAuditLogFile } from "../../../src/layers/audit/AuditLogFile.js"
 import type { IntegrityProblem, IntegrityReport } from "../../../src/services/AuditLog.js"
 
 export const APRIL_22 = Date.parse("2026-04-22T10:00:00.000Z")

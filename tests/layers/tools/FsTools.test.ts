@@ -7,7 +7,7 @@ import * as NodePath from "node:path"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
 import { WorkspaceTemp } from "../../../src/layers/Test.js"
-import { ToolRegistryLive } from "../../../src/layers/ToolRegistryLive.js"
+import { ToolRegistryLive } from "../../../src/layers/tools/ToolRegistryLive.js"
 import { ToolRegistry } from "../../../src/services/ToolRegistry.js"
 import { Workspace } from "../../../src/services/Workspace.js"
 

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
-import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
-import { TraceStore } from "../services/TraceStore.js"
+import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
+import { TraceStore } from "../../services/TraceStore.js"
 
 /** What an in-memory trace store holds, for tests to inspect. */
 export class RecordedTraces extends Context.Tag("myclaw/RecordedTraces")<RecordedTraces, {

@@ -3,7 +3,7 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Either, Logger, LogLevel } from "effect"
 import * as NodePath from "node:path"
-import { makeWorkspace } from "../../src/layers/WorkspaceLive.js"
+import { makeWorkspace } from "../../../src/layers/workspace/WorkspaceLive.js"
 
 /** A workspace in a temp dir, plus a sibling temp dir standing for "outside". */
 const setup = Effect.gen(function*() {

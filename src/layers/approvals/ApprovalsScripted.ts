@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { type ApprovalRequest, Approvals, type ApprovalVerdict } from "../services/Approvals.js"
+import { type ApprovalRequest, Approvals, type ApprovalVerdict } from "../../services/Approvals.js"
 
 /** Answers approval requests with a function: for tests, demos and embedding programs. */
 export const ApprovalsScripted = (answer: (request: ApprovalRequest) => boolean | ApprovalVerdict) =>

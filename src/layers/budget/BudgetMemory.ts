@@ -1,7 +1,7 @@
 import { Clock, Effect, Layer } from "effect"
-import { Budget } from "../services/Budget.js"
-import { MyclawConfig } from "../services/MyclawConfig.js"
-import { budgetService, dayOf, freshDay, makeBudgetCore } from "./budget/BudgetCore.js"
+import { Budget } from "../../services/Budget.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
+import { budgetService, dayOf, freshDay, makeBudgetCore } from "./BudgetCore.js"
 
 /** The budget's counters in memory only: for embedding and benchmarks without a workspace's budget.json. */
 export const BudgetMemory = Layer.effect(

@@ -1,33 +1,9 @@
 import { Effect, Layer, ParseResult } from "effect"
 import { createHash } from "node:crypto"
-import { type AuditRecord, decodeAuditRecord, type SealedRecord } from "../domain/AuditRecord.js"
-import { AuditError } from "../domain/Errors.js"
-import { AuditLog, type AuditQuery } from "../services/AuditLog.js"
-
-/** The audit file a record belongs to (seed 003 section 3); traces and other events go to the month's file. */
-export const auditFileOf = (record: AuditRecord): string => {
-  switch (record.kind) {
-    case "approval":
-    case "tool_decision":
-      return "approvals.jsonl"
-    case "workspace_edit":
-      return "workspace.jsonl"
-    case "constitution_modified":
-      return "constitution.jsonl"
-    default:
-      return `${record.at.slice(0, 7)}.jsonl`
-  }
-}
-
-/** The query filter, shared by every implementation. */
-export const matches = (query: AuditQuery) => (record: SealedRecord): boolean => {
-  if (query.kind !== undefined && record.kind !== query.kind) return false
-  const at = Date.parse(record.at)
-  if (query.since !== undefined && at < query.since) return false
-  if (query.until !== undefined && at > query.until) return false
-  if (query.sender !== undefined && (!("sender" in record) || record.sender !== query.sender)) return false
-  return true
-}
+import { auditFileOf, type AuditQuery, matchesQuery } from "../../domain/AuditQuery.js"
+import { type AuditRecord, decodeAuditRecord, type SealedRecord } from "../../domain/AuditRecord.js"
+import { AuditError } from "../../domain/Errors.js"
+import { AuditLog } from "../../services/AuditLog.js"
 
 /**
  * The audit log in memory: records validated and chained like the real one, not signed, not durable. For
@@ -61,7 +37,7 @@ export const makeAuditLogMemory = (options: { readonly fail?: boolean } = {}) =>
         return Effect.void
       })
     const query = (query: AuditQuery) =>
-      Effect.sync(() => records.filter(matches(query)).reverse().slice(0, query.limit))
+      Effect.sync(() => records.filter(matchesQuery(query)).reverse().slice(0, query.limit))
     const verifyIntegrity = () =>
       Effect.succeed({
         ok: true,

@@ -1,11 +1,11 @@
 import { DateTime, Deferred, Effect, Layer, Queue, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
-import { TraceStoreError } from "../domain/Errors.js"
-import { ExecutionTrace, traceToJson } from "../domain/ExecutionTrace.js"
-import { MyclawConfig } from "../services/MyclawConfig.js"
-import { type PastTurn, TraceStore } from "../services/TraceStore.js"
-import { Workspace } from "../services/Workspace.js"
+import { TraceStoreError } from "../../domain/Errors.js"
+import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
+import { type PastTurn, TraceStore } from "../../services/TraceStore.js"
+import { Workspace } from "../../services/Workspace.js"
 
 interface Pending {
   readonly file: string

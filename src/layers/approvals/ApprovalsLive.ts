@@ -1,5 +1,5 @@
 import { Clock, Deferred, Duration, Effect, Either, Layer, Option } from "effect"
-import type { AuditError } from "../domain/Errors.js"
+import type { AuditError } from "../../domain/Errors.js"
 import {
   type AnswerOutcome,
   type ApprovalAnswer,
@@ -7,9 +7,9 @@ import {
   type ApprovalRequest,
   Approvals,
   type PendingApproval
-} from "../services/Approvals.js"
-import { AuditLog } from "../services/AuditLog.js"
-import { MyclawConfig } from "../services/MyclawConfig.js"
+} from "../../services/Approvals.js"
+import { AuditLog } from "../../services/AuditLog.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
 import {
   judgeStored,
   makeSessionSlots,
@@ -18,8 +18,8 @@ import {
   nonceHash,
   type Refusal,
   sameSecret
-} from "./approvals/Decisions.js"
-import { type Grant, grantEffectClass, makeGrants } from "./approvals/Grants.js"
+} from "./Decisions.js"
+import { type Grant, grantEffectClass, makeGrants } from "./Grants.js"
 import {
   type ApprovalRecord,
   approvalRecord,
@@ -29,14 +29,14 @@ import {
   subjectOfRequest,
   subjectOfStored,
   unknownSubject
-} from "./approvals/Records.js"
-import { denied, makeSettle, type Outcome } from "./approvals/Settle.js"
-import { ApprovalsStoreLive, makeApprovalStore, type StoredRequest } from "./approvals/Store.js"
+} from "./Records.js"
+import { denied, makeSettle, type Outcome } from "./Settle.js"
+import { ApprovalsStoreLive, makeApprovalStore, type StoredRequest } from "./Store.js"
 
 /** Further requests of a session are denied without asking while this many wait for an answer. */
 export const MaxPendingPerSession = 5
 
-export { verifyApprovedArgs } from "../domain/ArgsHash.js"
+export { verifyApprovedArgs } from "../../domain/ArgsHash.js"
 
 type Settled = Extract<Outcome, { readonly _tag: "Answered" | "Timeout" }>
 

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Option, Queue } from "effect"
-import type { ApprovalAnswer, ApprovalDecision, PendingApproval } from "../services/Approvals.js"
-import { ApprovalChannel } from "../services/Approvals.js"
+import type { ApprovalAnswer, ApprovalDecision, PendingApproval } from "../../services/Approvals.js"
+import { ApprovalChannel } from "../../services/Approvals.js"
 
 /** What a scripted channel was asked, for tests to inspect or to answer later through `Approvals.answer`. */
 export class PresentedApprovals extends Context.Tag("myclaw/PresentedApprovals")<PresentedApprovals, {

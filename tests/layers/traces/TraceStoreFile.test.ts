@@ -3,8 +3,8 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, layer } from "@effect/vitest"
 import { Array as Arr, DateTime, Effect, Logger, LogLevel } from "effect"
 import * as NodePath from "node:path"
-import { decodeTrace, type ExecutionTrace } from "../../src/domain/ExecutionTrace.js"
-import { makeTraceStoreFile } from "../../src/layers/TraceStoreFile.js"
+import { decodeTrace, type ExecutionTrace } from "../../../src/domain/ExecutionTrace.js"
+import { makeTraceStoreFile } from "../../../src/layers/traces/TraceStoreFile.js"
 
 const makeTrace = (id: string, session: string, startedAt = "2025-03-14T12:00:00.000Z"): ExecutionTrace => ({
   trace_id: id,

@@ -1,8 +1,8 @@
 import { FileSystem } from "@effect/platform"
 import { Config, Effect, Either, Layer } from "effect"
 import * as NodePath from "node:path"
-import { PathEscapeError, WorkspaceError } from "../domain/Errors.js"
-import { Workspace } from "../services/Workspace.js"
+import { PathEscapeError, WorkspaceError } from "../../domain/Errors.js"
+import { Workspace } from "../../services/Workspace.js"
 import { defaultWorkspaceFiles } from "./WorkspaceDefaults.js"
 
 const escape = (path: string, root: string) =>

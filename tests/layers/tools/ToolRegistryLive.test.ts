@@ -1,12 +1,12 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, TestClock } from "effect"
-import { AppConfig } from "../../src/domain/AppConfig.js"
-import { defineTool } from "../../src/domain/Tool.js"
-import { MyclawConfigFixed } from "../../src/layers/MyclawConfigLive.js"
-import { WorkspaceTemp } from "../../src/layers/Test.js"
-import { ToolRegistryFrom, ToolRegistryLive } from "../../src/layers/ToolRegistryLive.js"
-import { ToolRegistry } from "../../src/services/ToolRegistry.js"
+import { AppConfig } from "../../../src/domain/AppConfig.js"
+import { defineTool } from "../../../src/domain/Tool.js"
+import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
+import { WorkspaceTemp } from "../../../src/layers/Test.js"
+import { ToolRegistryFrom, ToolRegistryLive } from "../../../src/layers/tools/ToolRegistryLive.js"
+import { ToolRegistry } from "../../../src/services/ToolRegistry.js"
 
 const config = AppConfig.make({ timeouts: { llmMs: 60_000, toolMs: 1_000 } })
 

@@ -1,18 +1,11 @@
 import { Clock, Effect, Layer } from "effect"
 import * as NodePath from "node:path"
-import { AuditLog } from "../services/AuditLog.js"
-import { Budget } from "../services/Budget.js"
-import { MyclawConfig } from "../services/MyclawConfig.js"
-import { Workspace } from "../services/Workspace.js"
-import {
-  budgetService,
-  type BudgetSettings,
-  type BudgetState,
-  dayOf,
-  freshDay,
-  makeBudgetCore
-} from "./budget/BudgetCore.js"
-import { loadBudgetFile, saveBudgetFile } from "./budget/BudgetFile.js"
+import { AuditLog } from "../../services/AuditLog.js"
+import { Budget } from "../../services/Budget.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
+import { Workspace } from "../../services/Workspace.js"
+import { budgetService, type BudgetSettings, type BudgetState, dayOf, freshDay, makeBudgetCore } from "./BudgetCore.js"
+import { loadBudgetFile, saveBudgetFile } from "./BudgetFile.js"
 
 /** Today's counters from the audit log: the settled cost of today's traces and today's override, if any. */
 const rebuildFromAudit = (settings: BudgetSettings, day: string, now: number) =>

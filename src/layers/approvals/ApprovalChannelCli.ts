@@ -5,7 +5,7 @@ import {
   ApprovalChannel,
   type ApprovalDecision,
   type PendingApproval
-} from "../services/Approvals.js"
+} from "../../services/Approvals.js"
 
 /** Control characters shown escaped, so that text from a model or a web page cannot redraw the question. */
 const printable = (text: string): string =>

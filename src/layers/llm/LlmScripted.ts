@@ -1,10 +1,11 @@
 import { Effect, Layer } from "effect"
-import type { LlmRequest } from "../domain/LlmTypes.js"
-import { Budget } from "../services/Budget.js"
-import { Llm } from "../services/Llm.js"
-import { MyclawConfig } from "../services/MyclawConfig.js"
-import { makeScriptedProvider, type ScriptEntry } from "./llm/ScriptedProvider.js"
+import type { LlmRequest } from "../../domain/LlmTypes.js"
+import type { ScriptEntry } from "../../domain/ScriptEntry.js"
+import { Budget } from "../../services/Budget.js"
+import { Llm } from "../../services/Llm.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { makeLlmTiers, tierSettings } from "./LlmTiers.js"
+import { makeScriptedProvider } from "./ScriptedProvider.js"
 
 /** Both tiers served by one script, through the same tier layer as production (pricing included). */
 export const LlmScripted = (entries: ReadonlyArray<ScriptEntry>, model = "scripted") =>

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Logger, LogLevel, Option, TestClock } from "effect"
-import { LlmError, type LlmFailure } from "../../src/domain/Errors.js"
-import type { LlmRequest } from "../../src/domain/LlmTypes.js"
-import type { Provider, ProviderResponse } from "../../src/layers/llm/Provider.js"
-import { makeLlmTiers, type TierSettings } from "../../src/layers/LlmTiers.js"
+import { LlmError, type LlmFailure } from "../../../src/domain/Errors.js"
+import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
+import { makeLlmTiers, type TierSettings } from "../../../src/layers/llm/LlmTiers.js"
+import type { Provider, ProviderResponse } from "../../../src/layers/llm/Provider.js"
 
 type Answer = ProviderResponse | LlmFailure | { readonly reason: LlmFailure; readonly retryAfterMs: number } | "hang"
 

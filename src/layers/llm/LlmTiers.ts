@@ -1,12 +1,13 @@
 import { Clock, Duration, Effect, Random } from "effect"
-import type { AppConfig, ModelPrice } from "../domain/AppConfig.js"
-import { isTransient, LlmError, llmTimeout } from "../domain/Errors.js"
-import type { FailedAttempt, Tier } from "../domain/ExecutionTrace.js"
-import type { LlmRequest, LlmResponse } from "../domain/LlmTypes.js"
-import type { Budget } from "../services/Budget.js"
-import { Llm, type ProviderHealth } from "../services/Llm.js"
-import { makePricing, priceOf } from "./llm/Pricing.js"
-import type { Provider } from "./llm/Provider.js"
+import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
+import { isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
+import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
+import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
+import { priceOf } from "../../domain/Pricing.js"
+import type { Budget } from "../../services/Budget.js"
+import { Llm, type ProviderHealth } from "../../services/Llm.js"
+import { makePricing } from "./Pricing.js"
+import type { Provider } from "./Provider.js"
 
 export type TierProviders = Readonly<Record<Tier, ReadonlyArray<Provider>>>
 
