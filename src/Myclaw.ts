@@ -1,56 +1,56 @@
 /**
- * The embedding API: the runtime, its services, the layers and the domain schemas, for programs (and the
- * benchmark) that run turns in-process without the CLI.
+ * The embedding API: run turns in-process with the production graph, or build your own graph from its parts
+ * (your tools, your model, your approval channel). Test fakes are in `myclaw/testing`.
  */
-export * as AppConfig from "./domain/AppConfig.js"
-export * as AuditRecord from "./domain/AuditRecord.js"
-export * as Errors from "./domain/Errors.js"
-export * as ExecutionTrace from "./domain/ExecutionTrace.js"
-export * as LlmTypes from "./domain/LlmTypes.js"
-export * as Tool from "./domain/Tool.js"
-export * as ToolCall from "./domain/ToolCall.js"
 
+// Run turns
+export { type AppParts, type Foundation, makeAppLayer, makeStateLayer } from "./layers/AppLayer.js"
+export { BaseLayer, LiveParts, MainLayer, StateLayer } from "./layers/Main.js"
+export { gate, type GateContext } from "./programs/turn/Gate.js"
+export { runTurn, type TurnServices } from "./programs/turn/Turn.js"
+export { type TurnInput } from "./services/AgentRuntime.js"
 export { AgentRuntime } from "./services/AgentRuntime.js"
-export { ApprovalChannel, Approvals } from "./services/Approvals.js"
+
+// Add tools
+export * as Tool from "./domain/Tool.js"
+export { builtinTools, ToolRegistryFrom, ToolRegistryLive, ToolRegistryWith } from "./layers/tools/ToolRegistryLive.js"
+
+// Add a model
+export { LlmLive, LlmProviders } from "./layers/llm/LlmLive.js"
+export { makeLlmTiers, type TierProviders, tierSettings } from "./layers/llm/LlmTiers.js"
+export type { Provider, ProviderResponse } from "./layers/llm/Provider.js"
+
+// Ask for approvals on your own channel
+export { ApprovalRouterLive } from "./layers/approvals/ApprovalRouterLive.js"
+export { ApprovalsLive, ApprovalsSqlite } from "./layers/approvals/ApprovalsLive.js"
+export { ApprovalChannel } from "./services/ApprovalChannel.js"
+export { type ApprovalAsker, ApprovalRouter } from "./services/ApprovalRouter.js"
+export { Approvals } from "./services/Approvals.js"
+
+// The other services, and their production layers
+export { AuditLogFile, makeAuditLogFile } from "./layers/audit/AuditLogFile.js"
+export { BudgetLive } from "./layers/budget/BudgetLive.js"
+export { IdGeneratorLive } from "./layers/ids/IdGeneratorLive.js"
+export { MyclawConfigFixed, MyclawConfigLive } from "./layers/MyclawConfigLive.js"
+export { makeTraceStoreFile, TraceStoreFile } from "./layers/traces/TraceStoreFile.js"
+export { makeWorkspace, WorkspaceLive } from "./layers/workspace/WorkspaceLive.js"
 export { AuditLog } from "./services/AuditLog.js"
 export { Budget } from "./services/Budget.js"
+export { IdGenerator } from "./services/IdGenerator.js"
 export { Llm } from "./services/Llm.js"
 export { Metrics } from "./services/Metrics.js"
 export { MyclawConfig } from "./services/MyclawConfig.js"
 export { Policy } from "./services/Policy.js"
 export { PromptBuilder } from "./services/PromptBuilder.js"
 export { ToolRegistry } from "./services/ToolRegistry.js"
+export { TraceSink } from "./services/TraceSink.js"
 export { TraceStore } from "./services/TraceStore.js"
 export { Workspace } from "./services/Workspace.js"
 
-export { runTurn } from "./programs/Turn.js"
-
-export { AgentRuntimeLive } from "./layers/AgentRuntimeLive.js"
-export { ApprovalChannelCli } from "./layers/approvals/ApprovalChannelCli.js"
-export { ApprovalChannelScripted, ownerAnswer } from "./layers/approvals/ApprovalChannelScripted.js"
-export { ApprovalsLive, ApprovalsSqlite } from "./layers/approvals/ApprovalsLive.js"
-export { ApprovalsScripted } from "./layers/approvals/ApprovalsScripted.js"
-export { AuditLogFile, makeAuditLogFile } from "./layers/audit/AuditLogFile.js"
-export { AuditLogMemory, makeAuditLogMemory } from "./layers/audit/AuditLogMemory.js"
-export { BudgetLive } from "./layers/budget/BudgetLive.js"
-export { BudgetMemory } from "./layers/budget/BudgetMemory.js"
-export { LlmLive } from "./layers/llm/LlmLive.js"
-export { LlmFunction, LlmScripted } from "./layers/llm/LlmScripted.js"
-export { makeLlmTiers, tierSettings } from "./layers/llm/LlmTiers.js"
-export { makeScriptedProvider } from "./layers/llm/ScriptedProvider.js"
-export { BaseLayer, MainLayer, ServicesLayer, StateLayer } from "./layers/Main.js"
-export { MetricsLive } from "./layers/MetricsLive.js"
-export { MyclawConfigFixed, MyclawConfigLive } from "./layers/MyclawConfigLive.js"
-export { makePolicy, PolicyLive } from "./layers/PolicyLive.js"
-export { PromptBuilderLive } from "./layers/PromptBuilderLive.js"
-export { TestLayer, WorkspaceTemp } from "./layers/Test.js"
-export {
-  builtinTools,
-  makeToolRegistry,
-  ToolRegistryFrom,
-  ToolRegistryLive,
-  ToolRegistryWith
-} from "./layers/tools/ToolRegistryLive.js"
-export { makeTraceStoreFile, TraceStoreFile } from "./layers/traces/TraceStoreFile.js"
-export { RecordedTraces, TraceStoreMemory } from "./layers/traces/TraceStoreMemory.js"
-export { makeWorkspace, WorkspaceLive } from "./layers/workspace/WorkspaceLive.js"
+// What a turn leaves behind, and its configuration
+export * as AppConfig from "./domain/AppConfig.js"
+export * as AuditRecord from "./domain/AuditRecord.js"
+export * as Errors from "./domain/Errors.js"
+export * as ExecutionTrace from "./domain/ExecutionTrace.js"
+export * as LlmTypes from "./domain/LlmTypes.js"
+export * as ToolCall from "./domain/ToolCall.js"

@@ -135,32 +135,25 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
       Effect.promise(() => addImpl({ a, b })).pipe(Effect.map((n) => ({ status: 'success', content: String(n) }))),
   });
 
-  // The production graph (layers/Main.ts) with the benchmark's edges: fixed configuration (defaults but
-  // maxSteps and the fsync setting of traces and audit log), the temp workspace, the fake model through the
-  // real tier layer (budget reservations included), approvals that are never asked (add has no side effects,
-  // so the policy allows it without approval), the file trace store, the signed file audit log (one trace
-  // record per conversation) and the file budget, all in the workspace.
+  // The production graph with the benchmark's edges: fixed configuration (defaults but maxSteps and the
+  // fsync setting of traces and audit log), the temp workspace, the fake model through the real tier layer
+  // (budget reservations included), the production approvals (never asked: add has no side effects, so the
+  // policy allows it), the file trace store, the signed file audit log (one trace record per conversation)
+  // and the file budget, all in the workspace.
   process.env.MYCLAW_KEY_DIR = path.join(workspace, '.bench-keys');
   const config = M.AppConfig.AppConfig.make({ maxSteps: STEPS, traces: { fsync }, audit: { fsync } });
   const ConfigBench = M.MyclawConfigFixed(config);
   const WorkspaceBench = Layer.effect(M.Workspace, M.makeWorkspace(workspace));
   const TraceStoreBench = Layer.scoped(M.TraceStore, M.makeTraceStoreFile(path.join(workspace, '.audit', 'traces'), fsync));
-  const LlmBench = Layer.effect(
-    M.Llm,
-    Effect.map(M.Budget, (budget) =>
-      M.makeLlmTiers({ frontier: [provider], 'local-fast': [] }, M.tierSettings(config, '<bench>'), budget)),
-  );
-  const base = ConfigBench.pipe(Layer.merge(WorkspaceBench), Layer.provideMerge(NodeContext.layer));
-  const services = Layer.mergeAll(LlmBench, M.PolicyLive, M.ApprovalsScripted(() => false)).pipe(
-    Layer.provideMerge(M.PromptBuilderLive),
-    Layer.provideMerge(Layer.merge(M.ToolRegistryFrom([addTool]), TraceStoreBench)),
-    Layer.provideMerge(M.StateLayer),
-  );
-  const app = M.AgentRuntimeLive.pipe(
-    Layer.provideMerge(M.MetricsLive),
-    Layer.provideMerge(services),
-    Layer.provideMerge(base),
-  );
+  const LlmBench = M.LlmProviders({ frontier: [provider], 'local-fast': [] });
+  // The production graph (one function, layers/AppLayer.ts), with the benchmark's parts.
+  const app = M.makeAppLayer({
+    ...M.LiveParts,
+    base: ConfigBench.pipe(Layer.merge(WorkspaceBench), Layer.provideMerge(NodeContext.layer)),
+    traceStore: TraceStoreBench,
+    tools: M.ToolRegistryFrom([addTool]),
+    llm: LlmBench,
+  });
   // stdout carries only the result line: Effect's logs (e.g. the one-time "model not in the pricing
   // table" warning) go to stderr, as in myclaw's CLI.
   const stderrLogs = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger));

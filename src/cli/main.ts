@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
+import { chat } from "../channels/cli/Chat.js"
+import { TerminalAnswering, TerminalApprovals } from "../channels/cli/TerminalApprovals.js"
 import { HttpLive } from "../http/Server.js"
 import { AuditLogFile } from "../layers/audit/AuditLogFile.js"
 import { BaseLayer, MainLayer, StateLayer } from "../layers/Main.js"
@@ -11,7 +13,6 @@ import { Command, parseArgs, usage } from "./Args.js"
 import { auditQuery, auditVerify } from "./Audit.js"
 import { backupCommand } from "./Backup.js"
 import { budgetOverride, budgetShow } from "./BudgetCommand.js"
-import { chat } from "./Chat.js"
 import { digestCommand } from "./Digest.js"
 import { doctor } from "./Doctor.js"
 
@@ -58,7 +59,14 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
     const command = yield* parseArgs(argv)
     return yield* Command.$match(command, {
       Help: () => Effect.as(Console.log(usage), 0),
-      Chat: (options) => Effect.as(chat(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
+      Chat: (options) =>
+        Effect.as(
+          chat(options).pipe(
+            Effect.provide(TerminalApprovals.pipe(Layer.provideMerge(MainLayer))),
+            Effect.provide(stderrLogs)
+          ),
+          0
+        ),
       Doctor: () => doctor.pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Budget: () =>
         budgetShow.pipe(Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))), Effect.provide(stderrLogs)),
@@ -73,7 +81,11 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       Digest: (options) =>
         Effect.as(digestCommand(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
       Serve: () =>
-        Layer.launch(Layer.mergeAll(HttpLive, DigestScheduleLive, BackupScheduleLive).pipe(Layer.provide(MainLayer)))
+        Layer.launch(
+          Layer.mergeAll(HttpLive, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(
+            Layer.provide(MainLayer)
+          )
+        )
           .pipe(
             Effect.provide(TelemetryLive),
             Effect.provide(jsonLogs),

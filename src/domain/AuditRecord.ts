@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { ApprovalRecordVia } from "./ApprovalVia.js"
 import { Outcome } from "./ExecutionTrace.js"
 
 /**
@@ -48,7 +49,7 @@ export const ApprovalRecord = Schema.Struct({
   effect_class: Schema.String,
   args_hash: Schema.String,
   granted: Schema.NullOr(Schema.Boolean),
-  via: Schema.String,
+  via: ApprovalRecordVia,
   reason: Schema.optional(Schema.String),
   batch_window_expires_at: Schema.optional(NullableString)
 })

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { ApprovalVia } from "./ApprovalVia.js"
 import { PolicyVerdict, ToolCall, ToolResult, Validation } from "./ToolCall.js"
 
 /** The six ways a turn ends (DESIGN section 2). */
@@ -50,7 +51,7 @@ export type ThoughtStep = typeof ThoughtStep.Type
 
 export const ApprovalRecord = Schema.Struct({
   granted: Schema.Boolean,
-  via: Schema.String,
+  via: ApprovalVia,
   reason: Schema.String
 })
 export type ApprovalRecord = typeof ApprovalRecord.Type

@@ -7,7 +7,8 @@ export const AdminToken = Config.option(Config.redacted("MYCLAW_ADMIN_TOKEN")).p
   Config.map(Option.filter((token) => Redacted.value(token) !== ""))
 )
 
-export const adminTokenMissing = "MYCLAW_ADMIN_TOKEN is not set, so GET /metrics and POST /v1/turns answer 403"
+export const adminTokenMissing =
+  "MYCLAW_ADMIN_TOKEN is not set, so GET /metrics, POST /v1/turns and the approvals API (/v1/approvals) answer 403"
 
 const digest = (text: string) => createHash("sha256").update(text).digest()
 

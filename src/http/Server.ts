@@ -3,12 +3,13 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Config, Effect, Layer, Option } from "effect"
 import type { Redacted } from "effect"
 import { createServer } from "node:http"
+import { makeApprovalsApi } from "../channels/http/Approvals.js"
+import { makeTurns } from "../channels/http/Turns.js"
 import { ErrorCountingLogger } from "../layers/Logging.js"
 import { Metrics } from "../services/Metrics.js"
 import { AdminToken, adminTokenMissing, requireAdmin } from "./AdminAuth.js"
 import { makeHealth } from "./Health.js"
 import { prometheusContentType, renderPrometheus } from "./Prometheus.js"
-import { makeTurns } from "./Turns.js"
 
 /** The outermost boundary of a route: an unexpected failure is logged and answered with 500, never swallowed. */
 const boundary = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
@@ -21,14 +22,16 @@ const boundary = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResp
       ))
 
 /**
- * The routes: `GET /health` (open), `GET /metrics` and `POST /v1/turns` (admin token). `adminToken` none turns
- * the admin routes off (403). Built once; each request only runs the handlers.
+ * The routes: `GET /health` (open), `GET /metrics`, `POST /v1/turns`, `GET /v1/approvals` and
+ * `POST /v1/approvals/{id}` (admin token). `adminToken` none turns the admin routes off (403). Built once, in
+ * the server's scope (the approvals API answers approvals while it is open); each request only runs handlers.
  */
 export const makeRouter = (adminToken: Option.Option<Redacted.Redacted>) =>
   Effect.gen(function*() {
     const health = yield* makeHealth
     const metrics = yield* Metrics
     const turns = yield* makeTurns
+    const approvals = yield* makeApprovalsApi(Option.isSome(adminToken))
     const admin = requireAdmin(adminToken)
     return HttpRouter.empty.pipe(
       HttpRouter.get(
@@ -44,7 +47,9 @@ export const makeRouter = (adminToken: Option.Option<Redacted.Redacted>) =>
         boundary(admin(Effect.map(metrics.scrape, (pairs) =>
           HttpServerResponse.text(renderPrometheus(pairs), { contentType: prometheusContentType }))))
       ),
-      HttpRouter.post("/v1/turns", boundary(admin(turns)))
+      HttpRouter.post("/v1/turns", boundary(admin(turns))),
+      HttpRouter.get("/v1/approvals", boundary(admin(approvals.list))),
+      HttpRouter.post("/v1/approvals/:id", boundary(admin(approvals.answer)))
     )
   })
 
@@ -58,7 +63,7 @@ export const HttpConfig = Config.all({
 })
 
 /** The HTTP server on MYCLAW_HTTP_HOST:MYCLAW_HTTP_PORT, closed with its scope; it needs `Metrics`. */
-export const HttpServerLive = Layer.unwrapEffect(
+export const HttpServerLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const { host, port } = yield* HttpConfig
     const adminToken = yield* AdminToken

@@ -1,8 +1,9 @@
 import { Clock, Effect, Layer, Metric, MetricBoundaries } from "effect"
+import { channelKind } from "../domain/Channel.js"
 import type { ActionStep, ApprovalRecord, ExecutionTrace, ThoughtStep } from "../domain/ExecutionTrace.js"
 import { outcomes, type Tier } from "../domain/ExecutionTrace.js"
 import { Budget } from "../services/Budget.js"
-import { channelKind, Metrics } from "../services/Metrics.js"
+import { Metrics } from "../services/Metrics.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 
 /** The families of seed 003 section 5 (names, types and labels are a contract), plus process basics. */

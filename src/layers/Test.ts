@@ -6,23 +6,24 @@ import * as NodePath from "node:path"
 import { AppConfig } from "../domain/AppConfig.js"
 import type { ScriptEntry } from "../domain/ScriptEntry.js"
 import type { Tool } from "../domain/Tool.js"
+import type { ApprovalChannel } from "../services/ApprovalChannel.js"
 import type { ApprovalRequest, Approvals } from "../services/Approvals.js"
 import type { AuditLog } from "../services/AuditLog.js"
 import type { Budget } from "../services/Budget.js"
+import type { IdGenerator } from "../services/IdGenerator.js"
 import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
 import type { Policy } from "../services/Policy.js"
 import { Workspace } from "../services/Workspace.js"
-import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
-import { ApprovalChannelScripted, ownerAnswer } from "./approvals/ApprovalChannelScripted.js"
+import { makeAppLayer } from "./AppLayer.js"
+import { ApprovalAskerScripted, ownerAnswer } from "./approvals/ApprovalChannelScripted.js"
+import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
 import { AuditLogMemory } from "./audit/AuditLogMemory.js"
 import { BudgetLive } from "./budget/BudgetLive.js"
+import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmScripted } from "./llm/LlmScripted.js"
-import { MetricsLive } from "./MetricsLive.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
-import { PolicyLive } from "./PolicyLive.js"
-import { PromptBuilderLive } from "./PromptBuilderLive.js"
 import { ToolRegistryWith } from "./tools/ToolRegistryLive.js"
 import { readTraces, TraceStoreFile } from "./traces/TraceStoreFile.js"
 import { RecordedTraces, TraceStoreMemory } from "./traces/TraceStoreMemory.js"
@@ -59,38 +60,38 @@ export interface TestOptions {
   readonly tools?: ReadonlyArray<Tool>
   /** myclaw.json as a user writes it (defaults apply), decoded like the real file. */
   readonly config?: Partial<typeof AppConfig.Encoded>
-  /** The owner's answer to each approval request, through the real broker (default: deny). */
+  /** The owner's answer to each approval request, through the real broker and router (default: deny). */
   readonly approve?: (request: ApprovalRequest) => boolean
   /** Another audit log (e.g. one whose appends fail). */
   readonly audit?: Layer.Layer<AuditLog>
-  /** Another Approvals layer (it may use the policy and the audit log of the graph). */
-  readonly approvals?: Layer.Layer<Approvals, unknown, Policy | AuditLog | MyclawConfig | Workspace>
+  /** Another Approvals layer (it may use the policy, the audit log and the router of the graph). */
+  readonly approvals?: Layer.Layer<Approvals, unknown, Policy | AuditLog | MyclawConfig | Workspace | IdGenerator>
+  /** Another id generator (e.g. IdGeneratorSequential, for reproducible prompts and traces). */
+  readonly ids?: Layer.Layer<IdGenerator>
 }
 
-/** The production approvals (SQLite in the workspace, audited) with an owner who answers at once. */
-const approvalsAnswering = (approve: (request: ApprovalRequest) => boolean) =>
-  ApprovalsSqlite.pipe(
-    Layer.provide(ApprovalChannelScripted((pending) =>
-      Option.some(ownerAnswer(pending, approve(pending.request) ? { _tag: "Once" } : { _tag: "Deny" }))
-    ))
-  )
-
-/** The production graph with fakes at the edges: scripted model, scripted approvals, memory traces, temp workspace. */
+/** The production graph with fakes at the edges: scripted model, scripted owner, memory traces, temp workspace. */
 export const TestLayer = (options: TestOptions) => {
-  const base = MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)(options.config ?? {})).pipe(
-    Layer.merge(WorkspaceTemp),
-    Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+  const approve = options.approve ?? (() => false)
+  const owner = ApprovalAskerScripted((pending) =>
+    Option.some(ownerAnswer(pending, approve(pending.request) ? { _tag: "Once" } : { _tag: "Deny" }))
   )
-  const services = Layer.mergeAll(
-    options.llm ?? LlmScripted(options.script ?? []),
-    options.approvals ?? approvalsAnswering(options.approve ?? (() => false))
-  ).pipe(
-    Layer.provideMerge(Layer.merge(PromptBuilderLive, PolicyLive)),
-    Layer.provideMerge(Layer.mergeAll(
-      ToolRegistryWith(options.tools ?? []),
-      options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
-      BudgetLive.pipe(Layer.provideMerge(options.audit ?? AuditLogMemory))
-    ))
-  )
-  return AgentRuntimeLive.pipe(Layer.provideMerge(MetricsLive), Layer.provideMerge(services), Layer.provideMerge(base))
+  const approvals: Layer.Layer<
+    Approvals,
+    unknown,
+    Policy | AuditLog | MyclawConfig | Workspace | IdGenerator | ApprovalChannel | FileSystem.FileSystem
+  > = options.approvals ?? ApprovalsSqlite
+  return makeAppLayer({
+    base: MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)(options.config ?? {})).pipe(
+      Layer.merge(WorkspaceTemp),
+      Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+    ),
+    ids: options.ids ?? IdGeneratorLive,
+    audit: options.audit ?? AuditLogMemory,
+    budget: BudgetLive,
+    traceStore: options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
+    tools: ToolRegistryWith(options.tools ?? []),
+    llm: options.llm ?? LlmScripted(options.script ?? []),
+    approvals: Layer.provideMerge(approvals, Layer.provideMerge(owner, ApprovalRouterLive))
+  })
 }

@@ -1,5 +1,6 @@
 import { Context } from "effect"
-import type { Effect, Option } from "effect"
+import type { Effect } from "effect"
+import type { AnsweringChannel, ApprovalVia } from "../domain/ApprovalVia.js"
 
 export interface ApprovalRequest {
   readonly tool: string
@@ -25,11 +26,8 @@ export interface ApprovalRequest {
 
 export interface ApprovalVerdict {
   readonly granted: boolean
-  /**
-   * `explicit`, `non_interactive`, `batch` (inside a window), `session`, `timeout`, `limit`, `audit_failed`,
-   * `store_failed`, `interrupted`...
-   */
-  readonly via: string
+  /** The channel the owner answered on, the grant that covered it, or why the runtime decided alone. */
+  readonly via: ApprovalVia
   readonly reason: string
   /** The request this verdict answers; null when no request was made (e.g. the pending limit). */
   readonly requestId: string | null
@@ -50,8 +48,11 @@ export interface ApprovalAnswer {
   /** Who answered, in the requester's form (`cli:alice`, `telegram:12345`). */
   readonly answerer: string
   readonly decision: ApprovalDecision
-  /** How the channel got it: `explicit` (default) or `non_interactive` (nobody could be asked, so it denies). */
-  readonly via?: "explicit" | "non_interactive" | undefined
+  /**
+   * The channel the owner answered on; `non_interactive` when the turn's channel could not ask, `no_channel`
+   * when no channel at all could (both deny).
+   */
+  readonly via: AnsweringChannel | "non_interactive" | "no_channel"
   /** The channel's words for the verdict (e.g. why it denied on its own); a default is used without it. */
   readonly reason?: string | undefined
 }
@@ -73,19 +74,13 @@ export interface PendingApproval {
 }
 
 /**
- * Approvals (DESIGN section 7): bound to the owner, the session and the trace by a nonce; an answer counts once,
+ * Approvals: bound to the owner, the session and the trace by a nonce; an answer counts once,
  * before expiry, from the owner; the arguments executed are the arguments approved.
  */
 export class Approvals extends Context.Tag("myclaw/Approvals")<Approvals, {
   readonly request: (request: ApprovalRequest) => Effect.Effect<ApprovalVerdict>
+  /** The requests waiting for an answer now, oldest first (what an answering channel lists). */
+  readonly pending: Effect.Effect<ReadonlyArray<PendingApproval>>
   /** An answer from a channel (a button press, a typed reply); refused answers are audited and change nothing. */
   readonly answer: (answer: ApprovalAnswer) => Effect.Effect<AnswerOutcome>
-}>() {}
-
-/**
- * How a channel shows a request to its owner. It returns the owner's answer when it has one at hand (a terminal
- * prompt), or None when the answer will come later through `Approvals.answer` (a Telegram button) or never.
- */
-export class ApprovalChannel extends Context.Tag("myclaw/ApprovalChannel")<ApprovalChannel, {
-  readonly present: (pending: PendingApproval) => Effect.Effect<Option.Option<ApprovalAnswer>>
 }>() {}

@@ -19,9 +19,3 @@ export class Metrics extends Context.Tag("myclaw/Metrics")<Metrics, {
   /** The process's `myclaw_*` and `process_*` metrics (the registry is global), scrape-time gauges refreshed first. */
   readonly scrape: Effect.Effect<ReadonlyArray<MetricPair.MetricPair.Untyped>>
 }>() {}
-
-/** The label a channel is counted under: its kind, never the user's name (bounded cardinality, no personal data). */
-export const channelKind = (channel: string): string => {
-  const kind = channel.split(":")[0]!.toLowerCase()
-  return /^[a-z][a-z0-9_-]{0,31}$/.test(kind) ? kind : "other"
-}

@@ -10,7 +10,10 @@ export interface Prompt {
   readonly messages: ReadonlyArray<Message>
 }
 
-/** Assembles the prompt blocks in DESIGN section 3's order and renders tool results for the model. */
+/**
+ * Assembles the prompt blocks, stable first (constitution, identity, tools, long-term memory, then history and
+ * the user message), and renders tool results for the model.
+ */
 export class PromptBuilder extends Context.Tag("myclaw/PromptBuilder")<PromptBuilder, {
   readonly build: (input: {
     readonly sessionId: string
@@ -20,5 +23,5 @@ export class PromptBuilder extends Context.Tag("myclaw/PromptBuilder")<PromptBui
    * Truncated to 2 KB (head and tail) and, for external tools, wrapped in an unforgeable `<untrusted>`
    * stamped with `retrievedAt` (epoch milliseconds).
    */
-  readonly renderToolResult: (tool: Tool, result: ToolResult, retrievedAt: number) => string
+  readonly renderToolResult: (tool: Tool, result: ToolResult, retrievedAt: number) => Effect.Effect<string>
 }>() {}

@@ -18,6 +18,7 @@ export type Validated =
 export class ToolRegistry extends Context.Tag("myclaw/ToolRegistry")<ToolRegistry, {
   readonly tools: ReadonlyArray<Tool>
   readonly catalog: ReadonlyArray<LlmToolSpec>
+  readonly find: (name: string) => Tool | undefined
   readonly validate: (call: ToolCall) => Validated
   /** Runs a validated call under the tool timeout; failures become `failed` results, never errors. */
   readonly execute: (call: PreparedCall, tool: Tool) => Effect.Effect<ToolResult>

@@ -46,7 +46,7 @@ const trace: ExecutionTrace = {
       validation_error: null,
       policy_decision: "allow",
       policy_reason: "the tool has no side effects",
-      approval: { granted: true, via: "user", reason: "ok" },
+      approval: { granted: true, via: "cli", reason: "ok" },
       exec_result: { status: "success", content: "a.md (3 bytes)", source: "dir:notes" },
       error: null,
       wall_ms: 4

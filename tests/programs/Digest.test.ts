@@ -40,7 +40,7 @@ const approval = (
   event: AuditRecordOf<"approval">["event"],
   effectClass: string,
   granted: boolean | null,
-  via: string
+  via: AuditRecordOf<"approval">["via"]
 ): AuditRecordOf<"approval"> => ({
   kind: "approval",
   at,

@@ -29,7 +29,7 @@ describe("the turn and the audit log", () => {
       assert.deepStrictEqual(records.map((r) => r.kind), ["approval", "approval", "tool_decision", "trace"])
       const [requested, verdict, decision, summary] = records
       assert.deepInclude(requested, { event: "requested", tool_name: "fs_write", trace_id: trace.trace_id })
-      assert.deepInclude(verdict, { event: "verdict", granted: true, via: "explicit" })
+      assert.deepInclude(verdict, { event: "verdict", granted: true, via: "scripted" })
       assert.deepInclude(decision, {
         kind: "tool_decision",
         tool_name: "fs_write",
@@ -63,7 +63,7 @@ describe("the turn and the audit log", () => {
       Effect.provide(TestLayer({
         config: { policy: { rules: [{ match: "fs_write:notes/**", decision: "allow" }] } },
         audit: Layer.effect(AuditLog, makeAuditLogMemory({ fail: true })),
-        script: writeScript
+        script: [{ toolCalls: [{ name: "fs_write", args: { path: "notes/a.md", content: "hi" } }] }, { text: "no" }]
       })),
       Logger.withMinimumLogLevel(LogLevel.None)
     ))

@@ -110,11 +110,12 @@ describe("the turn and the policy", () => {
             request: (request) =>
               Effect.as(policy.setRules([{ match: "fs_write:*", decision: "deny", reason: "frozen" }]), {
                 granted: true,
-                via: "explicit",
+                via: "scripted",
                 reason: "yes",
                 requestId: "ar_1",
                 argsHash: request.argsHash
               }),
+            pending: Effect.succeed([]),
             answer: () => Effect.succeed({ accepted: false, reason: "unknown" } as const)
           }))
       ),
@@ -134,11 +135,12 @@ describe("the turn and the policy", () => {
           request: () =>
             Effect.succeed({
               granted: true,
-              via: "explicit",
+              via: "scripted",
               reason: "yes",
               requestId: "ar_1",
               argsHash: argsHash({ path: "other.txt", content: "x" })
             }),
+          pending: Effect.succeed([]),
           answer: () => Effect.succeed({ accepted: false, reason: "unknown" } as const)
         })
       ),

@@ -1,24 +1,18 @@
 import { Clock, Deferred, Duration, Effect, Either, Layer, Option } from "effect"
+import type { ApprovalVia } from "../../domain/ApprovalVia.js"
 import type { AuditError } from "../../domain/Errors.js"
+import { ApprovalChannel } from "../../services/ApprovalChannel.js"
 import {
   type AnswerOutcome,
   type ApprovalAnswer,
-  ApprovalChannel,
   type ApprovalRequest,
   Approvals,
   type PendingApproval
 } from "../../services/Approvals.js"
 import { AuditLog } from "../../services/AuditLog.js"
+import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
-import {
-  judgeStored,
-  makeSessionSlots,
-  newNonce,
-  newRequestId,
-  nonceHash,
-  type Refusal,
-  sameSecret
-} from "./Decisions.js"
+import { judgeStored, makeSessionSlots, newNonce, nonceHash, type Refusal, sameSecret } from "./Decisions.js"
 import { type Grant, grantEffectClass, makeGrants } from "./Grants.js"
 import {
   type ApprovalRecord,
@@ -47,6 +41,8 @@ interface Waiting {
 
 export const makeApprovals = Effect.gen(function*() {
   const channel = yield* ApprovalChannel
+  const ids = yield* IdGenerator
+  const newRequestId = ids.next("approval")
   const audit = yield* AuditLog
   const { config } = yield* MyclawConfig
   const store = yield* makeApprovalStore
@@ -82,14 +78,14 @@ export const makeApprovals = Effect.gen(function*() {
       (at) =>
         record(approvalRecord(at, "answer_rejected", answer.requestId, { ...subject, sender: answer.answerer }, {
           granted: null,
-          via: answer.via ?? "explicit",
+          via: answer.via,
           reason
         }))
     ).pipe(Effect.as<AnswerOutcome>({ accepted: false, reason }))
 
   const judgeWaiting = (entry: Waiting, answer: ApprovalAnswer, now: number) =>
     Effect.gen(function*() {
-      if (answer.answerer !== entry.pending.request.requester) return "foreign" as const
+      if (!channel.mayAnswer(answer.answerer, entry.pending.request.requester)) return "foreign" as const
       if (!sameSecret(answer.nonce, entry.pending.nonce)) return "nonce_mismatch" as const
       if (now >= entry.pending.expiresAt) return "expired" as const
       if (yield* Deferred.succeed(entry.settled, { _tag: "Answered", answer })) return null
@@ -112,7 +108,7 @@ export const makeApprovals = Effect.gen(function*() {
     )
     return yield* Option.match(row, {
       onNone: () => refuse(answer, unknownSubject(answer.answerer), "unknown"),
-      onSome: (row) => refuse(answer, subjectOfStored(row), judgeStored(row, answer))
+      onSome: (row) => refuse(answer, subjectOfStored(row), judgeStored(row, answer, channel.mayAnswer))
     })
   })
 
@@ -137,7 +133,7 @@ export const makeApprovals = Effect.gen(function*() {
       Effect.gen(function*() {
         const createdAt = yield* Clock.currentTimeMillis
         const pending: PendingApproval = {
-          requestId: newRequestId(),
+          requestId: yield* newRequestId,
           nonce: newNonce(),
           expiresAt: createdAt + timeoutMs,
           request
@@ -192,8 +188,8 @@ export const makeApprovals = Effect.gen(function*() {
 
   const useGrant = (request: ApprovalRequest, grant: Grant, now: number) =>
     Effect.gen(function*() {
-      const requestId = newRequestId()
-      const via = grant.expiresAt === null ? "session" : "batch"
+      const requestId = yield* newRequestId
+      const via: ApprovalVia = grant.expiresAt === null ? "session" : "batch"
       const reason = `covered by the grant of ${grantEffectClass(grant)} in ${grant.requestId}` +
         (grant.expiresAt === null ? " for this session" : ` until ${isoAt(grant.expiresAt)}`)
       const audited = yield* record(approvalRecord(now, "batch_use", requestId, subjectOfRequest(request), {
@@ -215,7 +211,7 @@ export const makeApprovals = Effect.gen(function*() {
         "so this one is denied without asking"
       const verdict = denied(request, null, "limit", reason)
       const at = yield* Clock.currentTimeMillis
-      yield* record(approvalRecord(at, "verdict", newRequestId(), subjectOfRequest(request), verdict))
+      yield* record(approvalRecord(at, "verdict", yield* newRequestId, subjectOfRequest(request), verdict))
       return verdict
     })
 
@@ -233,7 +229,11 @@ export const makeApprovals = Effect.gen(function*() {
     )
   })
 
-  return Approvals.of({ request, answer })
+  const pending = Effect.sync(() =>
+    [...waiting.values()].map((entry) => entry.pending).sort((a, b) => a.expiresAt - b.expiresAt)
+  )
+
+  return Approvals.of({ request, pending, answer })
 })
 
 /** Approvals over an SqlClient (pending and consumed requests), the channel that asks, and the audit log. */

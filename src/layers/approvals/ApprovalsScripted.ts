@@ -19,6 +19,7 @@ export const ApprovalsScripted = (answer: (request: ApprovalRequest) => boolean 
             }
             : verdict
         }),
+      pending: Effect.succeed([]),
       answer: () => Effect.succeed({ accepted: false, reason: "unknown" } as const)
     })
   )

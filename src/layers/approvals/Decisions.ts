@@ -1,9 +1,8 @@
 import { Effect } from "effect"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { answeredVias } from "../../domain/ApprovalVia.js"
 import type { AnswerOutcome, ApprovalAnswer, ApprovalDecision, ApprovalRequest } from "../../services/Approvals.js"
 import type { StoredRequest } from "./Store.js"
-
-export const newRequestId = (): string => `ar_${randomBytes(12).toString("hex")}`
 
 /** 128 random bits, hex: the capability to answer one request. */
 export const newNonce = (): string => randomBytes(16).toString("hex")
@@ -47,11 +46,13 @@ export const answeredReason = (request: ApprovalRequest, answer: ApprovalAnswer,
 
 export type Refusal = Extract<AnswerOutcome, { readonly accepted: false }>["reason"]
 
-const answeredVias: ReadonlySet<string> = new Set(["explicit", "non_interactive"])
-
 /** An answer to a request of an earlier run, or to one already settled here: only its durable row is left. */
-export const judgeStored = (row: StoredRequest, answer: ApprovalAnswer): Refusal => {
-  if (answer.answerer !== row.requester) return "foreign"
+export const judgeStored = (
+  row: StoredRequest,
+  answer: ApprovalAnswer,
+  mayAnswer: (answerer: string, requester: string) => boolean
+): Refusal => {
+  if (!mayAnswer(answer.answerer, row.requester)) return "foreign"
   if (!sameSecret(nonceHash(answer.nonce), row.nonce_hash)) return "nonce_mismatch"
   return row.state === "consumed" && row.via !== null && answeredVias.has(row.via) ? "already_answered" : "expired"
 }

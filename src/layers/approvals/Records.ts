@@ -1,3 +1,4 @@
+import type { ApprovalRecordVia } from "../../domain/ApprovalVia.js"
 import type { ApprovalRecord as ApprovalRecordSchema } from "../../domain/AuditRecord.js"
 import type { ApprovalRequest } from "../../services/Approvals.js"
 import type { StoredRequest } from "./Store.js"
@@ -51,7 +52,7 @@ export const approvalRecord = (
   subject: Subject,
   outcome: {
     readonly granted: boolean | null
-    readonly via: string
+    readonly via: ApprovalRecordVia
     readonly reason: string
     readonly batchWindowExpiresAt?: number | null | undefined
   }

@@ -1,4 +1,5 @@
 import { Clock, Effect, Either } from "effect"
+import type { ApprovalVia } from "../../domain/ApprovalVia.js"
 import type { AuditError } from "../../domain/Errors.js"
 import type { ApprovalAnswer, ApprovalRequest, ApprovalVerdict, PendingApproval } from "../../services/Approvals.js"
 import { answeredReason, targetGlobOf, windowOf } from "./Decisions.js"
@@ -10,12 +11,12 @@ import type { ApprovalStore } from "./Store.js"
 export type Outcome =
   | { readonly _tag: "Answered"; readonly answer: ApprovalAnswer }
   | { readonly _tag: "Timeout" }
-  | { readonly _tag: "Denied"; readonly via: string; readonly reason: string }
+  | { readonly _tag: "Denied"; readonly via: ApprovalVia; readonly reason: string }
 
 export const denied = (
   request: ApprovalRequest,
   requestId: string | null,
-  via: string,
+  via: ApprovalVia,
   reason: string
 ): ApprovalVerdict => ({
   granted: false,
@@ -44,7 +45,7 @@ export const makeSettle = (deps: {
     const granted = decision !== null && decision._tag !== "Deny"
     const window = decision !== null && granted ? windowOf(decision, decidedAt) : undefined
     const via = outcome._tag === "Answered"
-      ? outcome.answer.via ?? "explicit"
+      ? outcome.answer.via
       : outcome._tag === "Timeout"
       ? "timeout"
       : outcome.via

@@ -1,9 +1,9 @@
 import { Clock, DateTime, Effect } from "effect"
-import { randomBytes } from "node:crypto"
 import type { ModelPrice } from "../../domain/AppConfig.js"
 import { BudgetExceeded } from "../../domain/Errors.js"
 import { costUsd, priceOf } from "../../domain/Pricing.js"
 import { Budget, type BudgetStatus, type Reservation } from "../../services/Budget.js"
+import { IdGenerator } from "../../services/IdGenerator.js"
 
 /** What budget.json holds: the day's counters, not a log. */
 export interface BudgetState {
@@ -55,6 +55,7 @@ export const makeBudgetCore = (
 ) =>
   Effect.gen(function*() {
     const lock = yield* Effect.makeSemaphore(1)
+    const ids = yield* IdGenerator
     let state = initial
     // The current day's bounds, so that the per-call check is two comparisons, not a time zone computation.
     let bounds = { start: 0, end: 0 }
@@ -127,10 +128,11 @@ export const makeBudgetCore = (
             })
           )
         }
-        const reservation: Reservation = { id: `r_${randomBytes(6).toString("hex")}`, eur }
-        if (eur === 0) return Effect.succeed(reservation)
-        state = { ...state, reservations: { ...state.reservations, [reservation.id]: eur } }
-        return Effect.as(save(state), reservation)
+        if (eur === 0) return Effect.succeed<Reservation>({ id: "free", eur })
+        return Effect.flatMap(ids.next("reservation"), (id) => {
+          state = { ...state, reservations: { ...state.reservations, [id]: eur } }
+          return Effect.as(save(state), { id, eur })
+        })
       })
 
     const settle = (reservation: Reservation, cost: number) =>

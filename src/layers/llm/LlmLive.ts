@@ -56,3 +56,13 @@ export const LlmLive = Layer.effect(
     return makeLlmTiers(tiers, tierSettings(config, file), yield* Budget)
   })
 )
+
+/** The Llm service over providers of your own (an embedding program's model, a benchmark's fake), tiered as usual. */
+export const LlmProviders = (tiers: TierProviders) =>
+  Layer.effect(
+    Llm,
+    Effect.gen(function*() {
+      const { config, file } = yield* MyclawConfig
+      return makeLlmTiers(tiers, tierSettings(config, file), yield* Budget)
+    })
+  )

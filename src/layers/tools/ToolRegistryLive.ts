@@ -93,7 +93,7 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
         )
       )
 
-    return ToolRegistry.of({ tools, catalog, validate, execute })
+    return ToolRegistry.of({ tools, catalog, find: (name) => byName.get(name), validate, execute })
   })
 
 /** A registry of the given tools: how an embedding program (or the benchmark) adds its own. */

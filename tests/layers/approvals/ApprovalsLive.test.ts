@@ -20,7 +20,7 @@ describe("ApprovalsLive", () => {
       assert.isDefined(pending)
       assert.deepStrictEqual(verdict, {
         granted: true,
-        via: "explicit",
+        via: "scripted",
         reason: "approved once by cli:alice",
         requestId: pending!.requestId,
         argsHash: request.argsHash
@@ -31,7 +31,7 @@ describe("ApprovalsLive", () => {
       const reordered = { content: "buy milk", path: "notes/todo.md" }
       assert.isTrue(verifyApprovedArgs(verdict, reordered), "key order is irrelevant")
       const events = (yield* approvalRecords(audit)).map((record) => [record.event, record.granted, record.via])
-      assert.deepStrictEqual(events, [["requested", null, "pending"], ["verdict", true, "explicit"]])
+      assert.deepStrictEqual(events, [["requested", null, "pending"], ["verdict", true, "scripted"]])
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scoped("denied: a Deny answer denies, and the verdict is audited", () =>
@@ -39,7 +39,7 @@ describe("ApprovalsLive", () => {
       const { approvals, audit } = yield* makeHarness({ respond: (p) => Option.some(ownerAnswer(p, deny)) })
       const verdict = yield* approvals.request(makeRequest())
       assert.strictEqual(verdict.granted, false)
-      assert.strictEqual(verdict.via, "explicit")
+      assert.strictEqual(verdict.via, "scripted")
       assert.strictEqual(verdict.reason, "denied by cli:alice")
       assert.isFalse(verifyApprovedArgs(verdict, makeRequest().args), "a denied verdict never verifies")
       const last = (yield* approvalRecords(audit)).at(-1)
@@ -230,7 +230,7 @@ describe("ApprovalsLive", () => {
           ...common,
           event: "verdict",
           granted: true,
-          via: "explicit",
+          via: "scripted",
           reason: "approved by cli:alice until 2026-04-22T14:13:22.000Z (fs_write on notes/todo.md)",
           batch_window_expires_at: "2026-04-22T14:13:22.000Z"
         }

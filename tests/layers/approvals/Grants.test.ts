@@ -16,7 +16,7 @@ describe("ApprovalsLive grants", () => {
         respond: firstThenDeny({ _tag: "ForMinutes", minutes: 10 })
       })
       const opened = yield* approvals.request(makeRequest())
-      assert.deepStrictEqual([opened.granted, opened.via], [true, "explicit"])
+      assert.deepStrictEqual([opened.granted, opened.via], [true, "scripted"])
 
       yield* TestClock.adjust("9 minutes")
       const request = makeRequest({ traceId: "t_2", args: { path: "notes/todo.md", content: "and eggs" } })
@@ -33,7 +33,7 @@ describe("ApprovalsLive grants", () => {
 
       yield* TestClock.adjust("1 minute")
       const after = yield* approvals.request(makeRequest({ traceId: "t_3" }))
-      assert.deepStrictEqual([after.granted, after.via], [false, "explicit"], "asked again once the window closed")
+      assert.deepStrictEqual([after.granted, after.via], [false, "scripted"], "asked again once the window closed")
       assert.strictEqual((yield* presented.all).length, 2)
     }).pipe(Effect.provide(NodeContext.layer)))
 
@@ -53,7 +53,7 @@ describe("ApprovalsLive grants", () => {
       ]
       for (const request of cases) {
         const verdict = yield* approvals.request(request)
-        assert.deepStrictEqual([verdict.granted, verdict.via], [false, "explicit"], request.traceId)
+        assert.deepStrictEqual([verdict.granted, verdict.via], [false, "scripted"], request.traceId)
       }
       assert.strictEqual((yield* presented.all).length, 5)
     }).pipe(Effect.provide(NodeContext.layer)))
@@ -65,7 +65,7 @@ describe("ApprovalsLive grants", () => {
       const same = yield* approvals.request(makeRequest({ traceId: "t_2", target: "notes/*.md" }))
       assert.deepStrictEqual([same.granted, same.via], [true, "session"])
       const other = yield* approvals.request(makeRequest({ traceId: "t_3", target: "notes/a.md" }))
-      assert.deepStrictEqual([other.granted, other.via], [false, "explicit"])
+      assert.deepStrictEqual([other.granted, other.via], [false, "scripted"])
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scoped("a session grant lasts for the session: still used hours later", () =>
@@ -88,7 +88,7 @@ describe("ApprovalsLive grants", () => {
       const sources = ["web_fetch:evil.example", "file:inbox/mail.eml"]
       const tainted = makeRequest({ traceId: "t_2", tainted: { sources } })
       const verdict = yield* approvals.request(tainted)
-      assert.deepStrictEqual([verdict.granted, verdict.via], [false, "explicit"], "asked, and the owner said no")
+      assert.deepStrictEqual([verdict.granted, verdict.via], [false, "scripted"], "asked, and the owner said no")
       const shown = (yield* presented.all).at(-1)
       assert.deepStrictEqual(shown?.request.tainted?.sources, sources)
       const requested = (yield* approvalRecords(audit)).filter((record) => record.event === "requested").at(-1)

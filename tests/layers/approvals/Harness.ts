@@ -9,6 +9,7 @@ import { ApprovalChannelScripted, PresentedApprovals } from "../../../src/layers
 import { ApprovalsLive } from "../../../src/layers/approvals/ApprovalsLive.js"
 import { ApprovalsStoreSqlite } from "../../../src/layers/approvals/Store.js"
 import { makeAuditLogMemory } from "../../../src/layers/audit/AuditLogMemory.js"
+import { IdGeneratorLive } from "../../../src/layers/ids/IdGeneratorLive.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
 import type { ApprovalAnswer, ApprovalRequest, PendingApproval } from "../../../src/services/Approvals.js"
 import { Approvals } from "../../../src/services/Approvals.js"
@@ -83,6 +84,7 @@ export const makeHarness = (options: HarnessOptions = {}) =>
       Layer.provideMerge(ApprovalChannelScripted(options.respond ?? (() => Option.none()))),
       Layer.provide(ApprovalsStoreSqlite(file)),
       Layer.provide(Layer.succeed(AuditLog, audit)),
+      Layer.provide(IdGeneratorLive),
       Layer.provide(MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)({ approvals: { timeoutMs: TimeoutMs } })))
     )
     const context = options.scope === undefined

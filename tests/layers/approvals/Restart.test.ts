@@ -9,6 +9,7 @@ import { ApprovalChannelAlways, ownerAnswer } from "../../../src/layers/approval
 import { ApprovalsSqlite } from "../../../src/layers/approvals/ApprovalsLive.js"
 import { ApprovalsStoreSqlite } from "../../../src/layers/approvals/Store.js"
 import { makeAuditLogMemory } from "../../../src/layers/audit/AuditLogMemory.js"
+import { IdGeneratorLive } from "../../../src/layers/ids/IdGeneratorLive.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
 import { makeWorkspace } from "../../../src/layers/workspace/WorkspaceLive.js"
 import { Approvals } from "../../../src/services/Approvals.js"
@@ -67,7 +68,7 @@ describe("ApprovalsLive across a restart", () => {
 
       const rows = (yield* readRows(file)).map((row) => [row.id, row.state, row.via])
       assert.sameDeepMembers(rows, [
-        [consumed.requestId, "consumed", "explicit"],
+        [consumed.requestId, "consumed", "scripted"],
         [pending.requestId, "expired", "restart"],
         [asked.requestId, "consumed", "interrupted"]
       ])
@@ -85,6 +86,7 @@ describe("ApprovalsLive across a restart", () => {
       const context = yield* Layer.build(ApprovalsSqlite.pipe(
         Layer.provide(ApprovalChannelAlways({ _tag: "Once" })),
         Layer.provide(Layer.effect(AuditLog, makeAuditLogMemory())),
+        Layer.provide(IdGeneratorLive),
         Layer.provide(MyclawConfigFixed(AppConfig.make({}))),
         Layer.provide(Layer.succeed(Workspace, workspace))
       ))

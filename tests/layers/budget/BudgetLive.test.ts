@@ -6,6 +6,7 @@ import * as NodePath from "node:path"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
 import { AuditLogMemory, makeAuditLogMemory } from "../../../src/layers/audit/AuditLogMemory.js"
 import { BudgetLive } from "../../../src/layers/budget/BudgetLive.js"
+import { IdGeneratorLive } from "../../../src/layers/ids/IdGeneratorLive.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
 import { makeWorkspace } from "../../../src/layers/workspace/WorkspaceLive.js"
 import { AuditLog } from "../../../src/services/AuditLog.js"
@@ -25,7 +26,8 @@ const budgetAt = (home: string, audit: Layer.Layer<AuditLog> = AuditLogMemory, b
     Layer.provideMerge(Layer.mergeAll(
       MyclawConfigFixed(config(budget)),
       Layer.effect(Workspace, makeWorkspace(home)).pipe(Layer.provide(NodeContext.layer)),
-      audit
+      audit,
+      IdGeneratorLive
     ))
   )
 

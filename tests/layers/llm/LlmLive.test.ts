@@ -4,6 +4,7 @@ import { ConfigProvider, Effect, Layer, Logger, LogLevel, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
 import { BudgetMemory } from "../../../src/layers/budget/BudgetMemory.js"
+import { IdGeneratorLive } from "../../../src/layers/ids/IdGeneratorLive.js"
 import { LlmLive } from "../../../src/layers/llm/LlmLive.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
 import { TestLayer } from "../../../src/layers/Test.js"
@@ -17,7 +18,7 @@ const request = { tier: "frontier", system: [], messages: [{ role: "user", conte
 /** LlmLive from a configuration, over a real HTTP client, with `env` as the environment. */
 const llmFrom = (config: Partial<typeof AppConfig.Encoded>, env: Record<string, string> = {}) =>
   LlmLive.pipe(
-    Layer.provide(BudgetMemory),
+    Layer.provide(BudgetMemory.pipe(Layer.provide(IdGeneratorLive))),
     Layer.provideMerge(
       MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)({ retries: { max: 1, baseDelayMs: 1 }, ...config }))
     ),

@@ -1,21 +1,19 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
+import { describePending, parseReply } from "../../../src/channels/cli/TerminalApprovals.js"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
-import {
-  describePending,
-  makeApprovalChannelCli,
-  parseReply
-} from "../../../src/layers/approvals/ApprovalChannelCli.js"
+import { ApprovalRouterLive } from "../../../src/layers/approvals/ApprovalRouterLive.js"
 import { ApprovalsLive } from "../../../src/layers/approvals/ApprovalsLive.js"
 import { ApprovalsStoreSqlite } from "../../../src/layers/approvals/Store.js"
 import { makeAuditLogMemory } from "../../../src/layers/audit/AuditLogMemory.js"
+import { IdGeneratorLive } from "../../../src/layers/ids/IdGeneratorLive.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
-import { ApprovalChannel, Approvals } from "../../../src/services/Approvals.js"
+import { Approvals } from "../../../src/services/Approvals.js"
 import { AuditLog } from "../../../src/services/AuditLog.js"
-import { approvalRecords, makeRequest, Start, tempFile } from "./Harness.js"
+import { approvalRecords, makeRequest, Start, tempFile } from "../../layers/approvals/Harness.js"
 
-describe("ApprovalChannelCli", () => {
+describe("TerminalApprovals", () => {
   it("reads y/once, b [N], s; anything else denies", () => {
     const cases: ReadonlyArray<readonly [string, unknown]> = [
       ["y", { _tag: "Once" }],
@@ -48,20 +46,28 @@ describe("ApprovalChannelCli", () => {
     assert.notInclude(text, "\u001b")
   })
 
-  it.scoped("without a terminal nobody can answer: denied at once, audited, with the reason", () =>
+  it("names the channel a forwarded request comes from", () => {
+    const request = makeRequest({ channel: "http", requester: "http" })
+    const text = describePending({ requestId: "ar_1", nonce: "n", expiresAt: Start + 60_000, request }, Start)
+    assert.include(text, "  from:   http")
+  })
+
+  it.scoped("without a terminal and no answering channel nobody can answer: denied at once, audited, with the reason", () =>
     Effect.gen(function*() {
       const audit = yield* makeAuditLogMemory()
       const context = yield* Layer.build(ApprovalsLive.pipe(
-        Layer.provide(Layer.effect(ApprovalChannel, makeApprovalChannelCli(false))),
+        Layer.provide(ApprovalRouterLive),
         Layer.provide(ApprovalsStoreSqlite(yield* tempFile)),
         Layer.provide(Layer.succeed(AuditLog, audit)),
+        Layer.provide(IdGeneratorLive),
         Layer.provide(MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)({})))
       ))
       const verdict = yield* Context.get(context, Approvals).request(makeRequest())
       assert.strictEqual(verdict.granted, false)
-      assert.strictEqual(verdict.via, "non_interactive")
-      assert.include(verdict.reason, "nobody can answer here (no terminal)")
+      assert.strictEqual(verdict.via, "no_channel")
+      assert.include(verdict.reason, "nobody can answer here")
+      assert.include(verdict.reason, "MYCLAW_ADMIN_TOKEN")
       const events = (yield* approvalRecords(audit)).map((record) => [record.event, record.via])
-      assert.deepStrictEqual(events, [["requested", "pending"], ["verdict", "non_interactive"]])
+      assert.deepStrictEqual(events, [["requested", "pending"], ["verdict", "no_channel"]])
     }).pipe(Effect.provide(NodeContext.layer)))
 })

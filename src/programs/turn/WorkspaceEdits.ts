@@ -1,7 +1,8 @@
 import { Clock, Effect } from "effect"
-import type { TurnDeps, TurnState } from "./TurnState.js"
+import { AuditLog } from "../../services/AuditLog.js"
+import { Workspace } from "../../services/Workspace.js"
 
-/** The workspace's markdown files (seed 003): every change the agent makes to them is a `workspace_edit` record. */
+/** The workspace's markdown files: every change the agent makes to them is a `workspace_edit` record. */
 const TRACKED = new Set(["SOUL.md", "IDENTITY.md", "USER.md", "MEMORY.md"])
 
 /** `+added -removed` lines, counting lines as a multiset (enough for "what changed, how much"). */
@@ -22,31 +23,31 @@ export const diffStat = (before: string, after: string): string => {
  * Runs a call and, when it changed one of the workspace's markdown files, appends a `workspace_edit` record
  * (sizes before and after, a diff stat, the trace and the approval that allowed it).
  */
-export const recordingEdits = <A extends { readonly result: { readonly status: string } }>(
-  deps: TurnDeps,
-  state: TurnState,
-  target: string,
-  approvalRequestId: string | null,
-  run: Effect.Effect<A>
-): Effect.Effect<A> => {
-  if (!TRACKED.has(target)) return run
-  const read = deps.workspace.readOptional(target).pipe(Effect.orElseSucceed(() => undefined))
+export const recordingEdits = <A extends { readonly result: { readonly status: string } }, R>(
+  edit: { readonly traceId: string; readonly target: string; readonly approvalRequestId: string | null },
+  run: Effect.Effect<A, never, R>
+): Effect.Effect<A, never, R | Workspace | AuditLog> => {
+  if (!TRACKED.has(edit.target)) return run
   return Effect.gen(function*() {
+    const workspace = yield* Workspace
+    const read = workspace.readOptional(edit.target).pipe(Effect.orElseSucceed(() => undefined))
     const before = (yield* read) ?? ""
     const executed = yield* run
     if (executed.result.status !== "success") return executed
     const after = (yield* read) ?? ""
-    yield* deps.audit.append({
+    yield* (yield* AuditLog).append({
       kind: "workspace_edit",
       at: new Date(yield* Clock.currentTimeMillis).toISOString(),
-      file: target,
+      file: edit.target,
       author: "agent",
-      trace_id: state.traceId,
+      trace_id: edit.traceId,
       size_before: Buffer.byteLength(before),
       size_after: Buffer.byteLength(after),
       diff_stat: diffStat(before, after),
-      approved_by_request_id: approvalRequestId
-    }).pipe(Effect.catchAll((error) => Effect.logError(`workspace_edit of ${target} not recorded: ${error.message}`)))
+      approved_by_request_id: edit.approvalRequestId
+    }).pipe(
+      Effect.catchAll((error) => Effect.logError(`workspace_edit of ${edit.target} not recorded: ${error.message}`))
+    )
     return executed
   })
 }

@@ -1,9 +1,9 @@
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, ParseResult, Schema } from "effect"
-import { randomBytes } from "node:crypto"
-import { TraceStoreError } from "../domain/Errors.js"
-import { traceToJson } from "../domain/ExecutionTrace.js"
-import { AgentRuntime } from "../services/AgentRuntime.js"
+import { TraceStoreError } from "../../domain/Errors.js"
+import { traceToJson } from "../../domain/ExecutionTrace.js"
+import { AgentRuntime } from "../../services/AgentRuntime.js"
+import { IdGenerator } from "../../services/IdGenerator.js"
 
 const Identifier = (max: number) =>
   Schema.String.pipe(Schema.pattern(new RegExp(`^[\\w.:@-]{1,${max}}$`), {
@@ -37,6 +37,7 @@ const badRequest = (message: string, details?: string) =>
  */
 export const makeTurns = Effect.gen(function*() {
   const runtime = yield* AgentRuntime
+  const ids = yield* IdGenerator
   return Effect.gen(function*() {
     const decoded = yield* decodeBody.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
@@ -54,7 +55,7 @@ export const makeTurns = Effect.gen(function*() {
     const body = decoded.right
     const trace = yield* runtime.handle({
       userMessage: body.message,
-      sessionId: body.session_id ?? `http-${randomBytes(6).toString("hex")}`,
+      sessionId: body.session_id ?? `http-${yield* ids.next("session")}`,
       channel: body.channel ?? "http"
     }).pipe(Effect.either)
     if (trace._tag === "Left") {

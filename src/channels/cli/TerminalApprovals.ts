@@ -1,11 +1,17 @@
 import { Clock, Effect, Layer, Option } from "effect"
+import * as NodeOs from "node:os"
 import * as Readline from "node:readline"
-import {
-  type ApprovalAnswer,
-  ApprovalChannel,
-  type ApprovalDecision,
-  type PendingApproval
-} from "../../services/Approvals.js"
+import { type ApprovalAsker, ApprovalRouter } from "../../services/ApprovalRouter.js"
+import type { ApprovalAnswer, ApprovalDecision, PendingApproval } from "../../services/Approvals.js"
+
+/** The person at the terminal, as requester and answerer: `cli:<login name>`. */
+export const terminalUser = (): string => {
+  try {
+    return `cli:${NodeOs.userInfo().username}`
+  } catch {
+    return "cli:owner"
+  }
+}
 
 /** Control characters shown escaped, so that text from a model or a web page cannot redraw the question. */
 const printable = (text: string): string =>
@@ -16,6 +22,7 @@ export const describePending = (pending: PendingApproval, now: number): string =
   return [
     "",
     `myclaw asks for approval (session ${request.sessionId}, trace ${request.traceId}, request ${pending.requestId}):`,
+    ...(request.channel.startsWith("cli") ? [] : [`  from:   ${printable(request.channel)}`]),
     `  action: ${printable(request.summary)}`,
     `  tool:   ${request.tool}${request.target ? ` on ${printable(request.target)}` : ""}`,
     `  why:    ${printable(request.reason)}`,
@@ -56,46 +63,43 @@ const ask = (question: string) =>
     return Effect.sync(() => rl.close())
   })
 
-/** The person at the terminal is the owner of the session: they answer as the requester. */
-const answerOf = (
-  pending: PendingApproval,
-  decision: ApprovalDecision,
-  extra: Pick<ApprovalAnswer, "via" | "reason">
-): ApprovalAnswer => ({
-  requestId: pending.requestId,
-  nonce: pending.nonce,
-  answerer: pending.request.requester,
-  decision,
-  ...extra
-})
-
-export const makeApprovalChannelCli = (interactive: boolean) =>
-  Effect.map(Effect.makeSemaphore(1), (lock) =>
-    ApprovalChannel.of({
-      present: (pending) =>
-        interactive
-          ? lock.withPermits(1)(
-            Effect.flatMap(Clock.currentTimeMillis, (now) => ask(describePending(pending, now)))
-          ).pipe(
-            Effect.map((reply): Option.Option<ApprovalAnswer> => {
-              const decision = parseReply(reply)
-              return Option.some(answerOf(pending, decision, {
-                via: "explicit",
-                ...(decision._tag === "Deny" ? { reason: "denied on the terminal" } : {})
-              }))
-            })
-          )
-          : Effect.succeed(Option.some(answerOf(pending, { _tag: "Deny" }, {
-            via: "non_interactive",
-            reason: "nobody can answer here (no terminal), so the request is denied"
-          })))
-    }))
-
 /**
- * Approvals asked on the terminal: the question goes to stderr (stdout stays clean for `--json`), one at a time.
- * Without a terminal on stdin and stderr nobody can answer, so every request is denied at once.
+ * The terminal as an approval asker: the question on stderr (stdout stays clean for `--json`), one at a time,
+ * answered by the person at the terminal as `user`.
  */
-export const ApprovalChannelCli = Layer.effect(
-  ApprovalChannel,
-  Effect.suspend(() => makeApprovalChannelCli(process.stdin.isTTY === true && process.stderr.isTTY === true))
-)
+export const makeTerminalAsker = (user: string) =>
+  Effect.map(Effect.makeSemaphore(1), (lock): ApprovalAsker => ({
+    via: "cli",
+    owners: [user],
+    present: (pending) =>
+      lock.withPermits(1)(Effect.flatMap(Clock.currentTimeMillis, (now) => ask(describePending(pending, now)))).pipe(
+        Effect.map((reply): Option.Option<ApprovalAnswer> => {
+          const decision = parseReply(reply)
+          return Option.some({
+            requestId: pending.requestId,
+            nonce: pending.nonce,
+            answerer: user,
+            decision,
+            via: "cli",
+            ...(decision._tag === "Deny" ? { reason: "denied on the terminal" } : {})
+          })
+        })
+      )
+  }))
+
+/** A terminal on stdin and stderr: only then can anybody answer there. */
+export const isInteractive = (): boolean => process.stdin.isTTY === true && process.stderr.isTTY === true
+
+/** `myclaw chat`: approvals of its turn are asked on its terminal, when it has one. */
+export const TerminalApprovals = Layer.scopedDiscard(Effect.gen(function*() {
+  if (!isInteractive()) return
+  const router = yield* ApprovalRouter
+  yield* router.askOn("cli", yield* makeTerminalAsker(terminalUser()))
+}))
+
+/** `myclaw serve` in a terminal: it also answers approvals of turns whose channel cannot ask. */
+export const TerminalAnswering = Layer.scopedDiscard(Effect.gen(function*() {
+  if (!isInteractive()) return
+  const router = yield* ApprovalRouter
+  yield* router.answerFrom(yield* makeTerminalAsker(terminalUser()))
+}))

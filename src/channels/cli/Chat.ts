@@ -1,20 +1,12 @@
 import { Console, Effect } from "effect"
-import { randomBytes } from "node:crypto"
-import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { ConfigFileError } from "../domain/Errors.js"
-import { traceToJson } from "../domain/ExecutionTrace.js"
-import { AgentRuntime } from "../services/AgentRuntime.js"
-import { Llm } from "../services/Llm.js"
-import { MyclawConfig } from "../services/MyclawConfig.js"
-
-const owner = (): string => {
-  try {
-    return NodeOs.userInfo().username
-  } catch {
-    return "owner"
-  }
-}
+import { ConfigFileError } from "../../domain/Errors.js"
+import { traceToJson } from "../../domain/ExecutionTrace.js"
+import { AgentRuntime } from "../../services/AgentRuntime.js"
+import { IdGenerator } from "../../services/IdGenerator.js"
+import { Llm } from "../../services/Llm.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
+import { terminalUser } from "./TerminalApprovals.js"
 
 /** `myclaw chat`: one turn; the answer (or with --json the closed trace, alone) on stdout. */
 export const chat = (
@@ -32,8 +24,8 @@ export const chat = (
       })
     }
     const runtime = yield* AgentRuntime
-    const sessionId = options.session ?? `cli-${randomBytes(4).toString("hex")}`
-    const trace = yield* runtime.handle({ userMessage: options.message, sessionId, channel: `cli:${owner()}` }).pipe(
+    const sessionId = options.session ?? `cli-${yield* (yield* IdGenerator).next("session")}`
+    const trace = yield* runtime.handle({ userMessage: options.message, sessionId, channel: terminalUser() }).pipe(
       Effect.onInterrupt(() => Console.error("[stopped: the turn was interrupted; its trace is saved as user_aborted]"))
     )
     if (options.json) {

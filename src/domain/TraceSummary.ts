@@ -1,5 +1,5 @@
-import type { AuditRecordOf } from "../domain/AuditRecord.js"
-import type { ActionStep, ExecutionTrace } from "../domain/ExecutionTrace.js"
+import type { AuditRecordOf } from "./AuditRecord.js"
+import type { ActionStep, ExecutionTrace } from "./ExecutionTrace.js"
 
 const iso = (trace: ExecutionTrace, field: "started_at" | "finished_at"): string => {
   const value = trace[field]
@@ -22,7 +22,7 @@ const outcomeOf = (step: ActionStep): string => {
   return "not_run"
 }
 
-/** The summary of a closed trace for the audit log (seed 003 section 3); the whole trace is in the trace store. */
+/** The summary of a closed trace for the audit log; the whole trace is in the trace store. */
 export const traceRecord = (trace: ExecutionTrace): AuditRecordOf<"trace"> => {
   const actions = trace.steps.filter((step): step is ActionStep => step.kind === "action")
   const approvals = actions.filter((step) => step.approval !== null)

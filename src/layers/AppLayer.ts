@@ -1,0 +1,127 @@
+import type { CommandExecutor, FileSystem, HttpClient, Path } from "@effect/platform"
+import { Layer } from "effect"
+import type { ApprovalChannel } from "../services/ApprovalChannel.js"
+import type { ApprovalRouter } from "../services/ApprovalRouter.js"
+import type { Approvals } from "../services/Approvals.js"
+import type { AuditLog } from "../services/AuditLog.js"
+import type { Budget } from "../services/Budget.js"
+import type { IdGenerator } from "../services/IdGenerator.js"
+import type { Llm } from "../services/Llm.js"
+import type { MyclawConfig } from "../services/MyclawConfig.js"
+import type { Policy } from "../services/Policy.js"
+import type { ToolRegistry } from "../services/ToolRegistry.js"
+import type { TraceStore } from "../services/TraceStore.js"
+import type { Workspace } from "../services/Workspace.js"
+import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
+import { MetricsLive } from "./MetricsLive.js"
+import { PolicyLive } from "./PolicyLive.js"
+import { PromptBuilderLive } from "./PromptBuilderLive.js"
+import { TraceSinkLive } from "./TraceSinkLive.js"
+
+/** What every part may use: the configuration, the workspace and the platform. */
+export type Foundation =
+  | MyclawConfig
+  | Workspace
+  | FileSystem.FileSystem
+  | Path.Path
+  | CommandExecutor.CommandExecutor
+  | HttpClient.HttpClient
+
+/**
+ * The replaceable parts of the application: Main passes the live ones, tests and the benchmark their own. Each
+ * part names the service it provides (it may provide more, e.g. a fake's inspection handle) and what it may use.
+ */
+export interface AppParts<
+  ABase,
+  EBase,
+  AIds,
+  EIds,
+  AAudit,
+  EAudit,
+  ABudget,
+  EBudget,
+  ATraces,
+  ETraces,
+  ATools,
+  ETools,
+  ALlm,
+  ELlm,
+  AApprovals,
+  EApprovals
+> {
+  /** The configuration, the workspace and the platform. */
+  readonly base: Layer.Layer<ABase | Foundation, EBase>
+  readonly ids: Layer.Layer<AIds | IdGenerator, EIds>
+  readonly audit: Layer.Layer<AAudit | AuditLog, EAudit, Foundation>
+  readonly budget: Layer.Layer<ABudget | Budget, EBudget, Foundation | AuditLog | IdGenerator>
+  readonly traceStore: Layer.Layer<ATraces | TraceStore, ETraces, Foundation>
+  readonly tools: Layer.Layer<ATools | ToolRegistry, ETools, Foundation>
+  readonly llm: Layer.Layer<ALlm | Llm, ELlm, Foundation | Budget>
+  /** The approvals service and the router its channels register on. */
+  readonly approvals: Layer.Layer<
+    AApprovals | Approvals | ApprovalChannel | ApprovalRouter,
+    EApprovals,
+    Foundation | AuditLog | IdGenerator | Policy
+  >
+}
+
+/** The audit log and the budget kept beside it (what the budget commands need, without the turn's services). */
+export const makeStateLayer = <AAudit, EAudit, ABudget, EBudget, AIds, EIds>(parts: {
+  readonly ids: Layer.Layer<AIds | IdGenerator, EIds>
+  readonly audit: Layer.Layer<AAudit | AuditLog, EAudit, Foundation>
+  readonly budget: Layer.Layer<ABudget | Budget, EBudget, Foundation | AuditLog | IdGenerator>
+}) => parts.budget.pipe(Layer.provideMerge(parts.audit), Layer.provideMerge(parts.ids))
+
+/**
+ * The application graph, built in one place from its parts: state (audit log, budget), the turn's services, the
+ * trace sink, metrics and the runtime. What the turn program needs is derived from its type (AgentRuntimeLive).
+ */
+export const makeAppLayer = <
+  ABase,
+  EBase,
+  AIds,
+  EIds,
+  AAudit,
+  EAudit,
+  ABudget,
+  EBudget,
+  ATraces,
+  ETraces,
+  ATools,
+  ETools,
+  ALlm,
+  ELlm,
+  AApprovals,
+  EApprovals
+>(
+  parts: AppParts<
+    ABase,
+    EBase,
+    AIds,
+    EIds,
+    AAudit,
+    EAudit,
+    ABudget,
+    EBudget,
+    ATraces,
+    ETraces,
+    ATools,
+    ETools,
+    ALlm,
+    ELlm,
+    AApprovals,
+    EApprovals
+  >
+) => {
+  const services = Layer.mergeAll(parts.llm, parts.approvals).pipe(
+    Layer.provideMerge(Layer.merge(PromptBuilderLive, PolicyLive)),
+    Layer.provideMerge(Layer.merge(parts.tools, parts.traceStore)),
+    Layer.provideMerge(makeStateLayer(parts))
+  )
+  return AgentRuntimeLive.pipe(
+    Layer.provideMerge(TraceSinkLive),
+    Layer.provideMerge(MetricsLive),
+    Layer.provideMerge(services),
+    Layer.provideMerge(parts.base)
+  )
+}

@@ -1,0 +1,117 @@
+import { Cause, Clock, Effect, Exit } from "effect"
+import type { ToolResult } from "../../domain/ToolCall.js"
+import { AuditLog } from "../../services/AuditLog.js"
+import { PromptBuilder } from "../../services/PromptBuilder.js"
+import { ToolRegistry } from "../../services/ToolRegistry.js"
+import { actionStep, type Gate, type Run } from "./Gate.js"
+import { suspicionOf, taintOf } from "./Provenance.js"
+import type { Observation } from "./TurnState.js"
+import { recordingEdits } from "./WorkspaceEdits.js"
+
+export interface Executed {
+  readonly result: ToolResult
+  readonly startedAt: number
+  readonly finishedAt: number
+}
+
+/** The GenAI `execute_tool` attributes of a call, with the policy's decision and the approval. */
+export const actionAttributes = (gate: Gate, status: string) => {
+  const step = actionStep(gate)
+  return {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": step.tool_name,
+    "gen_ai.tool.call.id": step.tool_call_id,
+    "myclaw.validation": step.validation,
+    "myclaw.policy.decision": step.policy_decision ?? "none",
+    "myclaw.approval": step.approval === null
+      ? "none"
+      : `${step.approval.granted ? "granted" : "denied"}:${step.approval.via}`,
+    "myclaw.tool.status": status,
+    ...(gate._tag === "Invalid" ? {} : { "myclaw.policy.rule": gate.decision.rule })
+  }
+}
+
+/** Runs a call that passed every gate, under the tool timeout; a failure is a `failed` result, never an error. */
+export const execute = (run: Run, traceId: string) =>
+  Effect.gen(function*() {
+    const registry = yield* ToolRegistry
+    const startedAt = yield* Clock.currentTimeMillis
+    const timed = Effect.flatMap(
+      registry.execute(run.prepared, run.tool),
+      (result) => Effect.map(Clock.currentTimeMillis, (finishedAt): Executed => ({ result, startedAt, finishedAt }))
+    )
+    const edit = { traceId, target: run.prepared.target, approvalRequestId: run.approvalRequestId }
+    return yield* (run.tool.hasSideEffects ? recordingEdits(edit, timed) : timed).pipe(
+      Effect.tap(({ result }) => Effect.annotateCurrentSpan("myclaw.tool.status", result.status)),
+      Effect.withSpan("Turn.action", { attributes: actionAttributes(run, "not_run") })
+    )
+  })
+
+const interrupted: ToolResult = {
+  status: "failed",
+  content: "interrupted: the turn was stopped while the tool ran; it may have had some of its effects"
+}
+
+/**
+ * What an execution adds to the turn: its ActionStep with the whole result, the result as the model reads it
+ * (truncated, untrusted content wrapped), the taint it brings and any suspected injection (also audited). An
+ * execution cut short by an interruption is recorded as such: what ran is never erased.
+ */
+export const observe = (
+  run: Run,
+  exit: Exit.Exit<Executed>,
+  context: {
+    readonly traceId: string
+    readonly sessionId: string
+    readonly channel: string
+    readonly userMessage: string
+  }
+) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const executed: Executed = Exit.isSuccess(exit)
+      ? exit.value
+      : {
+        result: Cause.isInterruptedOnly(exit.cause) ? interrupted : failure(exit.cause),
+        startedAt: now,
+        finishedAt: now
+      }
+    const { result } = executed
+    const suspicion = suspicionOf(run.tool, result)
+    if (suspicion !== undefined) {
+      yield* (yield* AuditLog).append({
+        kind: "injection_suspected",
+        at: new Date(executed.finishedAt).toISOString(),
+        trace_id: context.traceId,
+        session_id: context.sessionId,
+        sender: context.channel,
+        source: suspicion.source,
+        pattern: suspicion.pattern,
+        excerpt: suspicion.excerpt
+      }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`)))
+    }
+    const content = yield* (yield* PromptBuilder).renderToolResult(run.tool, result, executed.finishedAt)
+    return {
+      step: {
+        ...actionStep(run),
+        exec_result: result,
+        error: result.status === "failed" ? result.content : null,
+        wall_ms: executed.finishedAt - executed.startedAt
+      },
+      message: {
+        role: "tool",
+        toolCallId: run.call.id,
+        name: run.tool.name,
+        content,
+        isError: result.status === "failed"
+      },
+      invalid: false,
+      taint: taintOf(context.userMessage, run.tool, run.prepared.target, result),
+      suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
+    } satisfies Observation
+  })
+
+const failure = (cause: Cause.Cause<unknown>): ToolResult => ({
+  status: "failed",
+  content: `the tool crashed: ${Cause.pretty(cause)}`
+})

@@ -1,0 +1,150 @@
+import { Clock, Data, Effect, Either } from "effect"
+import { argsHash, verifyApprovedArgs } from "../../domain/ArgsHash.js"
+import type { AuditError } from "../../domain/Errors.js"
+import type { ActionStep, ApprovalRecord } from "../../domain/ExecutionTrace.js"
+import type { PreparedCall, Tool } from "../../domain/Tool.js"
+import type { ToolCall } from "../../domain/ToolCall.js"
+import { Approvals } from "../../services/Approvals.js"
+import { AuditLog } from "../../services/AuditLog.js"
+import { Policy, type PolicyDecision, type PolicyInput, type Provenance } from "../../services/Policy.js"
+import { ToolRegistry } from "../../services/ToolRegistry.js"
+
+/** Who is calling: the turn's identity and what it knows about where its content came from. */
+export interface GateContext {
+  readonly traceId: string
+  readonly sessionId: string
+  readonly channel: string
+  readonly provenance: Provenance
+}
+
+interface Judged {
+  readonly call: ToolCall
+  readonly tool: Tool
+  readonly prepared: PreparedCall
+  readonly decision: PolicyDecision
+}
+
+/**
+ * Where a tool call stands after the gates, in order: validation, policy, approval, the policy again at launch,
+ * the write-ahead audit record. Only `Run` executes.
+ */
+export type Gate = Data.TaggedEnum<{
+  Invalid: { readonly call: ToolCall; readonly validation: "unknown_tool" | "schema_error"; readonly message: string }
+  /** Denied by the policy; with an approval when a rule turned to deny after the owner approved. */
+  Denied: Judged & { readonly approval: ApprovalRecord | null }
+  NotApproved: Judged & { readonly approval: ApprovalRecord }
+  /** Approved, but for other arguments than these. */
+  ArgsChanged: Judged & { readonly approval: ApprovalRecord }
+  /** The write-ahead record could not be written: nothing runs. */
+  AuditFailed: Judged & { readonly approval: ApprovalRecord | null; readonly error: AuditError }
+  Run: Judged & { readonly approval: ApprovalRecord | null; readonly approvalRequestId: string | null }
+}>
+export const Gate = Data.taggedEnum<Gate>()
+export type Run = Data.TaggedEnum.Value<Gate, "Run">
+
+const writeAhead = (context: GateContext, judged: Judged, approvalRequestId: string | null) =>
+  Effect.gen(function*() {
+    const audit = yield* AuditLog
+    return yield* audit.append({
+      kind: "tool_decision",
+      at: new Date(yield* Clock.currentTimeMillis).toISOString(),
+      trace_id: context.traceId,
+      session_id: context.sessionId,
+      sender: context.channel,
+      tool_name: judged.tool.name,
+      target: judged.prepared.target,
+      args_hash: argsHash(judged.prepared.args),
+      decision: judged.decision.verdict,
+      rule: judged.decision.rule,
+      approval_request_id: approvalRequestId
+    })
+  })
+
+/**
+ * Every tool call passes here before it may run, whoever proposed it (a Thought, a cached plan, a replay). A
+ * side-effecting call (or one the owner had to approve) runs only once its decision is durable in the audit log.
+ */
+export const gate = Effect.fn("Turn.gate")(function*(call: ToolCall, context: GateContext) {
+  const validated = (yield* ToolRegistry).validate(call)
+  if (validated._tag === "Invalid") {
+    return Gate.Invalid({ call, validation: validated.validation, message: validated.message })
+  }
+  const { prepared, tool } = validated
+  const policy = yield* Policy
+  const input: PolicyInput = { tool, target: prepared.target, args: prepared.args, provenance: context.provenance }
+  const judged: Judged = { call, tool, prepared, decision: yield* policy.evaluate(input) }
+  const { decision } = judged
+  if (decision.verdict === "deny") {
+    yield* Effect.ignore(writeAhead(context, judged, null))
+    return Gate.Denied({ ...judged, approval: null })
+  }
+  if (decision.verdict === "allow" && !tool.hasSideEffects) {
+    return Gate.Run({ ...judged, approval: null, approvalRequestId: null })
+  }
+  let approval: ApprovalRecord | null = null
+  let approvalRequestId: string | null = null
+  if (decision.verdict === "approve_required") {
+    const verdict = yield* (yield* Approvals).request({
+      tool: tool.name,
+      summary: prepared.summary,
+      target: prepared.target,
+      effectClass: `${tool.name}:${prepared.target}`,
+      args: prepared.args,
+      argsHash: argsHash(prepared.args),
+      reason: decision.reason,
+      sessionId: context.sessionId,
+      traceId: context.traceId,
+      channel: context.channel,
+      requester: context.channel,
+      tainted: decision.taintedBy === undefined ? null : { sources: decision.taintedBy }
+    })
+    approval = { granted: verdict.granted, via: verdict.via, reason: verdict.reason }
+    approvalRequestId = verdict.requestId
+    if (!verdict.granted) return Gate.NotApproved({ ...judged, approval })
+    if (!verifyApprovedArgs(verdict, prepared.args)) return Gate.ArgsChanged({ ...judged, approval })
+    const atLaunch = yield* policy.evaluate(input)
+    if (atLaunch.verdict === "deny") return Gate.Denied({ ...judged, decision: atLaunch, approval })
+  }
+  const recorded = yield* Effect.either(writeAhead(context, judged, approvalRequestId))
+  if (Either.isLeft(recorded)) return Gate.AuditFailed({ ...judged, approval, error: recorded.left })
+  return Gate.Run({ ...judged, approval, approvalRequestId })
+})
+
+const ruleOf = (decision: PolicyDecision): string => `${decision.rule}: ${decision.reason}`
+
+/** The ActionStep of a call, before any result. */
+export const actionStep = (gate: Gate): ActionStep => {
+  const base: ActionStep = {
+    kind: "action",
+    tool_call_id: gate.call.id,
+    tool_name: gate.call.name,
+    args: gate.call.args,
+    validation: "ok",
+    validation_error: null,
+    policy_decision: null,
+    policy_reason: null,
+    approval: null,
+    exec_result: null,
+    error: null,
+    wall_ms: 0
+  }
+  if (gate._tag === "Invalid") {
+    return { ...base, validation: gate.validation, validation_error: gate.message, error: gate.message }
+  }
+  const judged = {
+    ...base,
+    args: gate.prepared.args,
+    policy_decision: gate.decision.verdict,
+    policy_reason: ruleOf(gate.decision),
+    approval: gate.approval
+  }
+  if (gate._tag === "ArgsChanged") return { ...judged, policy_reason: null }
+  if (gate._tag === "AuditFailed") {
+    return { ...judged, error: `not run: the audit log could not record the decision (${gate.error.message})` }
+  }
+  return judged
+}
+
+/** What the model is told about a call that did not run. */
+export const refusalText = (gate: Exclude<Gate, Run>): string =>
+  gate._tag === "Invalid" ? gate.message : actionStep(gate).error ?? `not run: ${gate._tag}`

@@ -1,0 +1,66 @@
+import type { LlmError } from "../../domain/Errors.js"
+import type { Outcome } from "../../domain/ExecutionTrace.js"
+import type { BudgetStatus } from "../../services/Budget.js"
+import type { Gate, Run } from "./Gate.js"
+
+/** The pre-written answers of the turn: no LLM is involved in writing them. */
+
+const resetTime = (status: BudgetStatus): string => {
+  const local = new Date(status.resetsAt).toLocaleString("sv-SE", { timeZone: status.timeZone }).slice(0, 16)
+  return `${local} ${status.timeZone}`
+}
+
+export const budgetHitMessage = (status: BudgetStatus): string =>
+  `Today's budget is spent (${(status.spentEur + status.reservedEur).toFixed(2)} EUR of the ${
+    status.hardCapEur.toFixed(2)
+  } EUR hard cap), so I can't call a model until it resets at ${resetTime(status)}. ` +
+  "The owner can lift the cap for today with: myclaw budget override --until HH:MM --reason \"...\""
+
+export const softCapNotice = (status: BudgetStatus): string =>
+  `(Note: today's spending passed the ${status.softCapEur.toFixed(2)} EUR soft cap; until ${
+    resetTime(status)
+  } answers come from the cheaper local-fast model.)`
+
+export const llmFailureMessage = (error: LlmError): string =>
+  `I could not get an answer from the language model (${error.reason}: ${error.message}). Nothing else was done.`
+
+export const stepsExhaustedMessage = (maxSteps: number): string =>
+  `I stopped after ${maxSteps} steps without reaching an answer.`
+
+export const invalidStreakMessage = "I stopped: the model made two invalid tool calls in a row."
+
+/** How a call that did not run ends the turn (an invalid call does not, unless it is the second in a row). */
+export const gateEnd = (gate: Exclude<Gate, Run>): { readonly outcome: Outcome; readonly response: string } | null => {
+  switch (gate._tag) {
+    case "Invalid":
+      return null
+    case "Denied": {
+      const { decision, prepared, tool } = gate
+      return {
+        outcome: "policy_denied",
+        response: gate.approval === null
+          ? `I did not run ${tool.name} on ${
+            prepared.target || "its target"
+          }: denied by the policy rule "${decision.rule}" (${decision.reason}).`
+          : `I did not run ${tool.name} on ${prepared.target}: it was approved, but the policy rule "${decision.rule}" now denies it (${decision.reason}).`
+      }
+    }
+    case "NotApproved":
+      return {
+        outcome: "user_aborted",
+        response:
+          `I did not run ${gate.tool.name}: ${gate.prepared.summary} was not approved (${gate.approval.reason}).`
+      }
+    case "ArgsChanged":
+      return {
+        outcome: "user_aborted",
+        response: `I did not run ${gate.tool.name}: its arguments are not the ones that were approved.`
+      }
+    case "AuditFailed":
+      return {
+        outcome: "policy_denied",
+        response:
+          `I did not run ${gate.tool.name}: the audit log could not record the decision first (${gate.error.message}), so nothing was changed.`
+      }
+  }
+}

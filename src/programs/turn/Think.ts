@@ -1,0 +1,56 @@
+import { Clock, Data, Effect, Either } from "effect"
+import type { LlmError } from "../../domain/Errors.js"
+import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
+import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
+import { Llm } from "../../services/Llm.js"
+
+export type Thought = Data.TaggedEnum<{
+  Answered: { readonly step: ThoughtStep; readonly response: LlmResponse }
+  Failed: { readonly error: LlmError }
+}>
+export const Thought = Data.taggedEnum<Thought>()
+
+const thoughtStep = (response: LlmResponse, wallMs: number): ThoughtStep => ({
+  kind: "thought",
+  model: response.model,
+  provider: response.provider,
+  tier: response.tier,
+  prompt_tokens: response.usage.input,
+  cached_tokens: response.usage.cached,
+  response_tokens: response.usage.output,
+  finish_reason: response.finishReason,
+  text: response.text,
+  tool_call: response.toolCalls[0] ?? null,
+  tool_calls: response.toolCalls,
+  cost_usd: response.costUsd,
+  wall_ms: wallMs,
+  failed_attempts: response.failedAttempts
+})
+
+/**
+ * One LLM call on the request's tier (the Llm layer times out, retries and fails over within the tier, and
+ * reserves and settles its cost in the day's budget): the ThoughtStep, or why there is none.
+ */
+export const think = Effect.fn("Turn.thought")(function*(request: LlmRequest) {
+  yield* Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier })
+  const started = yield* Clock.currentTimeMillis
+  const result = yield* Effect.either((yield* Llm).generate(request))
+  if (Either.isLeft(result)) {
+    yield* Effect.annotateCurrentSpan({ "error.type": result.left.reason })
+    return Thought.Failed({ error: result.left })
+  }
+  const response = result.right
+  yield* Effect.annotateCurrentSpan({
+    "gen_ai.provider.name": response.provider.split(":")[0]!,
+    "gen_ai.request.model": response.model,
+    "gen_ai.response.model": response.model,
+    "gen_ai.usage.input_tokens": response.usage.input,
+    "gen_ai.usage.output_tokens": response.usage.output,
+    "gen_ai.usage.cached_input_tokens": response.usage.cached,
+    "gen_ai.response.finish_reasons": [response.finishReason],
+    "myclaw.tier": response.tier,
+    "myclaw.cost_usd": response.costUsd
+  })
+  const finished = yield* Clock.currentTimeMillis
+  return Thought.Answered({ step: thoughtStep(response, finished - started), response })
+})

@@ -1,0 +1,122 @@
+import { DateTime } from "effect"
+import type { ActionStep, ExecutionTrace, Outcome, ThoughtStep, TraceStep } from "../../domain/ExecutionTrace.js"
+import type { LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js"
+import type { TurnInput } from "../../services/AgentRuntime.js"
+import type { Prompt } from "../../services/PromptBuilder.js"
+
+/** Untrusted content that entered the turn: its sources, and the hosts it named that the user did not. */
+export interface Taint {
+  readonly sources: ReadonlyArray<string>
+  readonly hosts: ReadonlySet<string>
+}
+
+/** What an executed (or refused) tool call adds to the turn. */
+export interface Observation {
+  readonly step: ActionStep
+  /** The tool message the model reads next (none when the call ends the turn). */
+  readonly message?: Message | undefined
+  /** An invalid call: two in a row end the turn. */
+  readonly invalid: boolean
+  /** Untrusted content it brought in, if any. */
+  readonly taint?: { readonly source: string; readonly hosts: ReadonlyArray<string> } | undefined
+  /** Content that looked like an injection attempt (recorded, never obeyed). */
+  readonly suspicion?: { readonly source: string; readonly pattern: string } | undefined
+}
+
+/**
+ * The turn so far, as an immutable value. The turn program is its only writer: it applies the values its steps
+ * return (a Thought, an Observation, an end) with the functions below.
+ */
+export interface TurnState {
+  readonly input: TurnInput
+  readonly traceId: string
+  readonly startedAt: number
+  readonly system: ReadonlyArray<SystemBlock>
+  readonly messages: ReadonlyArray<Message>
+  readonly steps: ReadonlyArray<TraceStep>
+  readonly costUsd: number
+  readonly invalidStreak: number
+  /** A policy rule forced `frontier` for a sensitive call: later Thoughts ignore the soft cap. */
+  readonly forceFrontier: boolean
+  readonly taint: Taint
+  readonly metadata: Readonly<Record<string, unknown>>
+  readonly end: { readonly outcome: Outcome; readonly response: string | null } | null
+}
+
+export const start = (input: TurnInput, traceId: string, startedAt: number): TurnState => ({
+  input,
+  traceId,
+  startedAt,
+  system: [],
+  messages: [],
+  steps: [],
+  costUsd: 0,
+  invalidStreak: 0,
+  forceFrontier: false,
+  taint: { sources: [], hosts: new Set() },
+  metadata: {},
+  end: null
+})
+
+export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
+  ...state,
+  system: prompt.system,
+  messages: prompt.messages
+})
+
+/** A Thought: its step and cost, and the assistant message when it asks for tools. */
+export const thought = (state: TurnState, step: ThoughtStep, response: LlmResponse): TurnState => ({
+  ...state,
+  steps: [...state.steps, step],
+  costUsd: state.costUsd + step.cost_usd,
+  messages: response.toolCalls.length === 0
+    ? state.messages
+    : [...state.messages, { role: "assistant", content: response.text, toolCalls: response.toolCalls }]
+})
+
+export const forcedFrontier = (state: TurnState): TurnState =>
+  state.forceFrontier ? state : { ...state, forceFrontier: true }
+
+export const observed = (state: TurnState, observation: Observation): TurnState => {
+  const { suspicion, taint } = observation
+  return {
+    ...state,
+    steps: [...state.steps, observation.step],
+    messages: observation.message === undefined ? state.messages : [...state.messages, observation.message],
+    invalidStreak: observation.invalid ? state.invalidStreak + 1 : 0,
+    taint: taint === undefined ? state.taint : {
+      sources: state.taint.sources.includes(taint.source)
+        ? state.taint.sources
+        : [...state.taint.sources, taint.source],
+      hosts: taint.hosts.length === 0 ? state.taint.hosts : new Set([...state.taint.hosts, ...taint.hosts])
+    },
+    metadata: suspicion === undefined ? state.metadata : {
+      ...state.metadata,
+      injection_suspected: [...((state.metadata.injection_suspected as ReadonlyArray<unknown>) ?? []), suspicion]
+    }
+  }
+}
+
+export const withMetadata = (state: TurnState, key: string, value: unknown): TurnState => ({
+  ...state,
+  metadata: { ...state.metadata, [key]: value }
+})
+
+/** The turn's one outcome: the first end wins. */
+export const ended = (state: TurnState, outcome: Outcome, response: string | null): TurnState =>
+  state.end === null ? { ...state, end: { outcome, response } } : state
+
+export const toTrace = (state: TurnState, now: number): ExecutionTrace => ({
+  trace_id: state.traceId,
+  session_id: state.input.sessionId,
+  channel: state.input.channel,
+  started_at: DateTime.unsafeMake(state.startedAt),
+  finished_at: DateTime.unsafeMake(now),
+  user_message: state.input.userMessage,
+  steps: state.steps,
+  final_response: state.end?.response ?? null,
+  cost_usd: state.costUsd,
+  wall_time_ms: now - state.startedAt,
+  outcome: state.end?.outcome ?? "timeout_steps",
+  metadata: state.metadata
+})

@@ -1,0 +1,95 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Schema, TestClock } from "effect"
+import type { ActionStep } from "../../../src/domain/ExecutionTrace.js"
+import { defineTool } from "../../../src/domain/Tool.js"
+import { TestLayer } from "../../../src/layers/Test.js"
+import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
+import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
+
+/** A side-effecting tool that cannot be stopped once it starts: it takes a second and counts its runs. */
+const makeStamp = () => {
+  let runs = 0
+  const started = Effect.runSync(Deferred.make<void>())
+  const tool = defineTool({
+    name: "stamp",
+    description: "Stamps the ledger (takes a second, cannot be stopped).",
+    parameters: Schema.Struct({ label: Schema.String }),
+    hasSideEffects: true,
+    external: false,
+    execute: ({ label }) =>
+      Effect.uninterruptible(
+        Deferred.succeed(started, undefined).pipe(
+          Effect.zipRight(Effect.sleep("1 second")),
+          Effect.zipRight(Effect.sync(() => runs++)),
+          Effect.as({ status: "success" as const, content: `stamped ${label}` })
+        )
+      )
+  })
+  return { tool, runs: () => runs, started: Deferred.await(started) }
+}
+
+const actions = (steps: ReadonlyArray<{ readonly kind: string }>) =>
+  steps.filter((step): step is ActionStep => step.kind === "action")
+
+describe("a turn interrupted while a tool runs", () => {
+  const stamp = makeStamp()
+  it.scoped("the tool that ran is in the trace, and the trace is user_aborted", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgentRuntime
+      const turn = yield* Effect.fork(agent.handle({ userMessage: "stamp it", sessionId: "s", channel: "cli:me" }))
+      yield* stamp.started
+      yield* TestClock.adjust("500 millis")
+      yield* Fiber.interruptFork(turn)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.await(turn)
+      const [trace] = yield* (yield* RecordedTraces).all
+      assert.strictEqual(stamp.runs(), 1, "the tool ran once")
+      assert.strictEqual(trace?.outcome, "user_aborted")
+      const steps = actions(trace?.steps ?? [])
+      assert.strictEqual(steps.length, 1, "the call that ran has its action step")
+      assert.strictEqual(steps[0]!.tool_name, "stamp")
+      assert.strictEqual(steps[0]!.policy_decision, "allow")
+      assert.isNotNull(steps[0]!.exec_result)
+    }).pipe(Effect.provide(TestLayer({
+      tools: [stamp.tool],
+      config: { policy: { rules: [{ match: "stamp", decision: "allow" }] } },
+      script: [{ toolCalls: [{ name: "stamp", args: { label: "a" } }] }, { text: "done" }]
+    }))))
+})
+
+describe("a turn interrupted while tools that can be stopped run", () => {
+  const slowRead = (name: string, started: Deferred.Deferred<void>) =>
+    defineTool({
+      name,
+      description: "Reads slowly.",
+      parameters: Schema.Struct({}),
+      hasSideEffects: false,
+      external: false,
+      execute: () =>
+        Deferred.succeed(started, undefined).pipe(
+          Effect.zipRight(Effect.sleep("10 seconds")),
+          Effect.as({ status: "success" as const, content: "late" })
+        )
+    })
+  const first = Effect.runSync(Deferred.make<void>())
+  const second = Effect.runSync(Deferred.make<void>())
+  it.scoped("every call that started is recorded, in the model's order, as interrupted", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgentRuntime
+      const turn = yield* Effect.fork(agent.handle({ userMessage: "read both", sessionId: "s", channel: "cli:me" }))
+      yield* Deferred.await(first)
+      yield* Deferred.await(second)
+      yield* Fiber.interrupt(turn)
+      const [trace] = yield* (yield* RecordedTraces).all
+      assert.strictEqual(trace?.outcome, "user_aborted")
+      const steps = actions(trace?.steps ?? [])
+      assert.deepStrictEqual(steps.map((step) => step.tool_name), ["read_a", "read_b"])
+      for (const step of steps) {
+        assert.strictEqual(step.exec_result?.status, "failed")
+        assert.include(step.exec_result?.content ?? "", "interrupted")
+      }
+    }).pipe(Effect.provide(TestLayer({
+      tools: [slowRead("read_a", first), slowRead("read_b", second)],
+      script: [{ toolCalls: [{ name: "read_a", args: {} }, { name: "read_b", args: {} }] }, { text: "done" }]
+    }))))
+})
