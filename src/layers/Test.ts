@@ -62,6 +62,11 @@ export interface TestOptions {
   readonly config?: Partial<typeof AppConfig.Encoded>
   /** The owner's answer to each approval request, through the real broker and router (default: deny). */
   readonly approve?: (request: ApprovalRequest) => boolean
+  /**
+   * false: no scripted owner answers on any channel; approvals are routed as in production (to the askers and
+   * answering channels the test registers, or denied when there is none).
+   */
+  readonly scriptedOwner?: boolean
   /** Another audit log (e.g. one whose appends fail). */
   readonly audit?: Layer.Layer<AuditLog>
   /** Another Approvals layer (it may use the policy, the audit log and the router of the graph). */
@@ -92,6 +97,9 @@ export const TestLayer = (options: TestOptions) => {
     traceStore: options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
     tools: ToolRegistryWith(options.tools ?? []),
     llm: options.llm ?? LlmScripted(options.script ?? []),
-    approvals: Layer.provideMerge(approvals, Layer.provideMerge(owner, ApprovalRouterLive))
+    approvals: Layer.provideMerge(
+      approvals,
+      options.scriptedOwner === false ? ApprovalRouterLive : Layer.provideMerge(owner, ApprovalRouterLive)
+    )
   })
 }
