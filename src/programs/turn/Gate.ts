@@ -64,7 +64,7 @@ const writeAhead = (context: GateContext, judged: Judged, approvalRequestId: str
  * Every tool call passes here before it may run, whoever proposed it (a Thought, a cached plan, a replay). A
  * side-effecting call (or one the owner had to approve) runs only once its decision is durable in the audit log.
  */
-export const gate = Effect.fn("Turn.gate")(function*(call: ToolCall, context: GateContext) {
+export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateContext) {
   const validated = (yield* ToolRegistry).validate(call)
   if (validated._tag === "Invalid") {
     return Gate.Invalid({ call, validation: validated.validation, message: validated.message })
