@@ -1,7 +1,8 @@
-import { Clock, Cron, Duration, Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { AuditLog } from "../services/AuditLog.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
+import { everyDay } from "./Daily.js"
 import { dayBounds, digestFacts, isDigestDay, keepsNumbers, localDay, renderDigest } from "./digest/DigestText.js"
 
 const polishPrompt = "Rewrite this daily activity report of a personal assistant so that it reads well, in English, " +
@@ -62,29 +63,19 @@ const digestDayAt = (millis: number, timeZone: string): string =>
     ? localDay(dayBounds(localDay(millis, timeZone), timeZone).since - 1, timeZone)
     : localDay(millis, timeZone)
 
-/**
- * Sends the digest every day at `digest.dailyAt` in the budget's time zone, for as long as the layer lives.
- * A failure is logged and the next day comes anyway.
- */
+/** Sends the digest every day at `digest.dailyAt` in the budget's time zone, for as long as the layer lives. */
 export const DigestSchedule = <R>(deliver: (digest: Digest) => Effect.Effect<void, never, R>) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const { config } = yield* MyclawConfig
     const context = yield* Effect.context<AuditLog | MyclawConfig | Llm | R>()
     const dailyAt = config.digest.dailyAt
     if (dailyAt === null) return yield* Effect.logInfo("daily digest off: digest.dailyAt is null")
-    const [hours, minutes] = dailyAt.split(":").map(Number) as [number, number]
     const timeZone = config.budget.timeZone
-    const cron = Cron.unsafeParse(`${minutes} ${hours} * * *`, timeZone)
     const once = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const next = Cron.next(cron, now).getTime()
-      yield* Effect.sleep(Duration.millis(next - now))
-      yield* dailyDigest({ day: digestDayAt(next, timeZone), polish: true }).pipe(
-        Effect.flatMap(deliver),
-        Effect.catchAllCause((cause) => Effect.logError("daily digest failed", cause))
-      )
+      yield* Effect.flatMap(dailyDigest({ day: digestDayAt(now, timeZone), polish: true }), deliver)
     })
-    yield* Effect.forkScoped(Effect.forever(Effect.provide(once, context)))
+    yield* Effect.forkScoped(Effect.provide(everyDay(dailyAt, timeZone, "daily digest", once), context))
   }))
 
 /** Delivery to the log, until the owner's channel (Telegram) takes it. */
