@@ -10,8 +10,7 @@ export const LlmFailure = Schema.Literal(
   "BadRequest",
   "BadResponse",
   "ContextTooLong",
-  "NotConfigured",
-  "BudgetExceeded"
+  "NotConfigured"
 )
 export type LlmFailure = typeof LlmFailure.Type
 
@@ -95,3 +94,9 @@ export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("Budget
   hardCapEur: Schema.Number,
   resetsAt: Schema.Number
 }) {}
+
+/** A refusal in words: what the call could cost and the cap it would pass. */
+export const budgetExceededMessage = (error: BudgetExceeded): string =>
+  `this call could cost up to ${error.callEur.toFixed(4)} EUR: with ${
+    (error.spentEur + error.reservedEur).toFixed(4)
+  } EUR spent or reserved today that passes the ${error.hardCapEur.toFixed(2)} EUR hard cap`

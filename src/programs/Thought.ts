@@ -1,12 +1,12 @@
 import { Clock, Effect } from "effect"
-import type { LlmError } from "../domain/Errors.js"
+import type { BudgetExceeded, LlmError } from "../domain/Errors.js"
 import type { Tier } from "../domain/ExecutionTrace.js"
 import type { LlmResponse } from "../domain/LlmTypes.js"
 import type { TurnDeps, TurnState } from "./TurnState.js"
 
 export type ThoughtResult =
   | { readonly _tag: "Answered"; readonly response: LlmResponse }
-  | { readonly _tag: "Failed"; readonly error: LlmError }
+  | { readonly _tag: "Failed"; readonly error: LlmError | BudgetExceeded }
 
 /**
  * The Thought: one LLM call on the chosen tier (the Llm layer times out, retries and fails over within the
@@ -22,7 +22,9 @@ export const think = Effect.fn("Turn.thought")(function*(deps: TurnDeps, state: 
     tools: deps.registry.catalog
   }))
   if (result._tag === "Left") {
-    yield* Effect.annotateCurrentSpan({ "error.type": result.left.reason })
+    yield* Effect.annotateCurrentSpan({
+      "error.type": result.left._tag === "LlmError" ? result.left.reason : result.left._tag
+    })
     return { _tag: "Failed", error: result.left } as const satisfies ThoughtResult
   }
   const response = result.right

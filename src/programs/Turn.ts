@@ -1,5 +1,5 @@
 import { Cause, Clock, Effect, Exit, Schema } from "effect"
-import { LlmError } from "../domain/Errors.js"
+import { BudgetExceeded, LlmError } from "../domain/Errors.js"
 import type { Outcome } from "../domain/ExecutionTrace.js"
 import type { TurnInput } from "../services/AgentRuntime.js"
 import { Approvals } from "../services/Approvals.js"
@@ -18,7 +18,7 @@ import { budgetHitMessage, llmFailureMessage, softCapNotice, stepsExhaustedMessa
 import { think } from "./Thought.js"
 import { closeTrace, type TurnState } from "./TurnState.js"
 
-const encodeLlmError = Schema.encodeSync(LlmError)
+const encodeThoughtError = Schema.encodeSync(Schema.Union(LlmError, BudgetExceeded))
 
 /**
  * One turn of the ReAct loop (DESIGN section 2): Thought -> validate -> policy -> approval -> execute ->
@@ -76,8 +76,8 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
       const tier = status.level === "soft" && !state.forceFrontier ? "local-fast" : "frontier"
       const thought = yield* think(deps, state, tier)
       if (thought._tag === "Failed") {
-        state.metadata.error = encodeLlmError(thought.error)
-        if (thought.error.reason === "BudgetExceeded") return end("budget_hit", budgetHitMessage(yield* budget.status))
+        state.metadata.error = encodeThoughtError(thought.error)
+        if (thought.error._tag === "BudgetExceeded") return end("budget_hit", budgetHitMessage(yield* budget.status))
         return end("timeout_steps", llmFailureMessage(thought.error))
       }
       const response = thought.response

@@ -1,13 +1,13 @@
 import { Clock, Duration, Effect, Random } from "effect"
 import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
-import { isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
+import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { priceOf } from "../../domain/Pricing.js"
 import type { Budget } from "../../services/Budget.js"
 import { Llm, type ProviderHealth } from "../../services/Llm.js"
 import { makePricing } from "./Pricing.js"
-import type { Provider } from "./Provider.js"
+import type { Provider, ProviderResponse } from "./Provider.js"
 
 export type TierProviders = Readonly<Record<Tier, ReadonlyArray<Provider>>>
 
@@ -59,13 +59,21 @@ interface State {
   lastError: ProviderHealth["lastError"]
 }
 
+/** The Llm of the tiers, failing with `E`: without a budget, nothing refuses a call. */
+export type TiersLlm<E> = Omit<Llm["Type"], "generate"> & {
+  readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, E>
+}
+
 /**
  * The Llm service over configured tiers. Within a tier, each provider gets a timeout per attempt and
  * retries with backoff (honouring retry-after) on transient failures, then the next provider is tried; other
  * failures (auth, bad request) end the call at once with the provider's error. A provider that failed is
- * cooled down before it is tried first again. A tier with no provider borrows the other tier's.
+ * cooled down before it is tried first again. A tier with no provider borrows the other tier's. With a
+ * budget, a call the budget refuses fails with its `BudgetExceeded` once no provider of the tier fits.
  */
-export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budget?: Budget["Type"]) => {
+export function makeLlmTiers(tiers: TierProviders, settings: TierSettings): TiersLlm<LlmError>
+export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budget: Budget["Type"]): Llm["Type"]
+export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budget?: Budget["Type"]): Llm["Type"] {
   const cost = makePricing(settings.pricing)
   const states = new Map<Provider, State>()
   const entries = (["frontier", "local-fast"] as const).flatMap((tier) => tiers[tier].map((p) => ({ tier, p })))
@@ -81,25 +89,18 @@ export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budge
       })
 
   /** With a budget, each attempt first reserves its maximum cost and settles the real one after. */
-  const attemptOnce = (p: Provider, request: LlmRequest): ReturnType<Provider["generate"]> => {
+  const attemptOnce = (
+    p: Provider,
+    request: LlmRequest
+  ): Effect.Effect<ProviderResponse, LlmError | BudgetExceeded> => {
     if (budget === undefined) return call(p, request)
     const priced = priceOf(settings.pricing, p.model) !== undefined
     return Effect.flatMap(
-      Effect.mapError(
-        budget.reserve({
-          model: p.model,
-          inputTokens: priced ? estimateInputTokens(request) : 0,
-          maxOutputTokens: request.maxTokens ?? p.maxOutputTokens ?? DEFAULT_MAX_OUTPUT
-        }),
-        (exceeded) =>
-          new LlmError({
-            reason: "BudgetExceeded",
-            provider: p.name,
-            message: `this call could cost up to ${exceeded.callEur.toFixed(4)} EUR: with ${
-              (exceeded.spentEur + exceeded.reservedEur).toFixed(4)
-            } EUR spent or reserved today that passes the ${exceeded.hardCapEur.toFixed(2)} EUR hard cap`
-          })
-      ),
+      budget.reserve({
+        model: p.model,
+        inputTokens: priced ? estimateInputTokens(request) : 0,
+        maxOutputTokens: request.maxTokens ?? p.maxOutputTokens ?? DEFAULT_MAX_OUTPUT
+      }),
       (reservation) =>
         call(p, request).pipe(
           Effect.tap((response) =>
@@ -112,9 +113,14 @@ export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budge
 
   /** One provider, retried on transient failures; every failed attempt is recorded. */
   const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) => {
-    const loop = (retry: number): ReturnType<Provider["generate"]> =>
+    const loop = (retry: number): Effect.Effect<ProviderResponse, LlmError | BudgetExceeded> =>
       Effect.catchAll(attemptOnce(p, request), (error) => {
-        failed.push({ provider: p.name, reason: error.reason, message: error.message })
+        failed.push(
+          error._tag === "BudgetExceeded"
+            ? { provider: p.name, reason: error._tag, message: budgetExceededMessage(error) }
+            : { provider: p.name, reason: error.reason, message: error.message }
+        )
+        if (error._tag === "BudgetExceeded") return Effect.fail(error)
         const wait = error.retryAfterMs ?? 0
         if (!isTransient(error) || retry >= settings.retries.max || wait > MAX_WAIT_MS) return Effect.fail(error)
         return Effect.flatMap(Random.nextRange(0.8, 1.2), (jitter) =>
@@ -144,6 +150,7 @@ export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budge
         .sort((a, b) => stateOf(a).cooldownUntil - stateOf(b).cooldownUntil)
       const failed: Array<FailedAttempt> = []
       let last: LlmError | undefined
+      let refused: BudgetExceeded | undefined
       for (const p of [...ready, ...cooling]) {
         const result = yield* Effect.either(withRetries(p, request, failed))
         if (result._tag === "Right") {
@@ -156,20 +163,27 @@ export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budge
           if (failed.length > 0) yield* Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`)
           return { ...response, provider: p.name, tier, costUsd, failedAttempts: failed } satisfies LlmResponse
         }
+        if (result.left._tag === "BudgetExceeded") {
+          // A refusal is about this provider's price, not its health: the next one is tried if its worst case fits.
+          refused ??= result.left
+          continue
+        }
         last = result.left
         yield* recordFailure(p, last)
         if (!isTransient(last)) break
       }
+      // Only when no provider was called at all is the budget the reason the call failed.
+      if (last === undefined) return yield* refused!
       return yield* new LlmError({
-        reason: last!.reason,
-        provider: last!.provider,
-        message: failed.length > 1 ? `${last!.message} (after ${failed.length} attempts)` : last!.message,
+        reason: last.reason,
+        provider: last.provider,
+        message: failed.length > 1 ? `${last.message} (after ${failed.length} attempts)` : last.message,
         attempts: failed,
-        ...(last!.status === undefined ? {} : { status: last!.status })
+        ...(last.status === undefined ? {} : { status: last.status })
       })
     })
 
-  const generate = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError> => {
+  const generate = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
     const own = tiers[request.tier]
     if (own.length > 0) return inTier(own, request, request.tier)
     const borrowed = otherTier[request.tier]
