@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Random } from "effect"
+import { Clock, Duration, Effect, Schedule } from "effect"
 import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
 import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
@@ -50,6 +50,27 @@ const COOLDOWNS_MS = [30_000, 60_000, 300_000]
 /** A retry-after longer than this moves on to the next provider instead of waiting. */
 const MAX_WAIT_MS = 60_000
 
+const retryAfter = (error: LlmError | BudgetExceeded): number => error._tag === "LlmError" ? error.retryAfterMs ?? 0 : 0
+
+/** Worth another try on the same provider: a transient failure whose retry-after is at most MAX_WAIT_MS. */
+const retryable = (error: LlmError | BudgetExceeded): boolean =>
+  error._tag === "LlmError" && isTransient(error) && retryAfter(error) <= MAX_WAIT_MS
+
+/**
+ * The retries of one provider: `max` at most, each after an exponential backoff from `baseDelayMs` (x0.8 to
+ * x1.2 jitter) or the provider's retry-after when that is longer, never longer than MAX_WAIT_MS.
+ */
+const retrySchedule = (retries: TierSettings["retries"]) =>
+  Schedule.exponential(Duration.millis(retries.baseDelayMs)).pipe(
+    Schedule.jitteredWith({ min: 0.8, max: 1.2 }),
+    Schedule.intersect(Schedule.recurs(retries.max)),
+    Schedule.intersect(
+      Schedule.addDelay(Schedule.identity<LlmError | BudgetExceeded>(), (error) => Duration.millis(retryAfter(error)))
+    ),
+    Schedule.whileInput(retryable),
+    Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(MAX_WAIT_MS)))
+  )
+
 const otherTier: Record<Tier, Tier> = { frontier: "local-fast", "local-fast": "frontier" }
 
 interface State {
@@ -79,6 +100,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
   const entries = (["frontier", "local-fast"] as const).flatMap((tier) => tiers[tier].map((p) => ({ tier, p })))
   for (const { p } of entries) states.set(p, { failures: 0, cooldownUntil: 0, lastSuccessAt: null, lastError: null })
   const stateOf = (p: Provider) => states.get(p)!
+  const retries = retrySchedule(settings.retries)
 
   const call = (p: Provider, request: LlmRequest) =>
     p.selfTimed === true
@@ -112,25 +134,19 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
   }
 
   /** One provider, retried on transient failures; every failed attempt is recorded. */
-  const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) => {
-    const loop = (retry: number): Effect.Effect<ProviderResponse, LlmError | BudgetExceeded> =>
-      Effect.catchAll(attemptOnce(p, request), (error) => {
-        failed.push(
-          error._tag === "BudgetExceeded"
-            ? { provider: p.name, reason: error._tag, message: budgetExceededMessage(error) }
-            : { provider: p.name, reason: error.reason, message: error.message }
+  const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) =>
+    attemptOnce(p, request).pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() =>
+          failed.push(
+            error._tag === "BudgetExceeded"
+              ? { provider: p.name, reason: error._tag, message: budgetExceededMessage(error) }
+              : { provider: p.name, reason: error.reason, message: error.message }
+          )
         )
-        if (error._tag === "BudgetExceeded") return Effect.fail(error)
-        const wait = error.retryAfterMs ?? 0
-        if (!isTransient(error) || retry >= settings.retries.max || wait > MAX_WAIT_MS) return Effect.fail(error)
-        return Effect.flatMap(Random.nextRange(0.8, 1.2), (jitter) =>
-          Effect.zipRight(
-            Effect.sleep(Duration.millis(Math.max(wait, settings.retries.baseDelayMs * 2 ** retry * jitter))),
-            loop(retry + 1)
-          ))
-      })
-    return loop(0)
-  }
+      ),
+      Effect.retry(retries)
+    )
 
   const recordFailure = (p: Provider, error: LlmError) =>
     Effect.map(Clock.currentTimeMillis, (now) => {

@@ -1,35 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger, LogLevel } from "effect"
-import { BudgetExceeded, LlmError, type LlmFailure } from "../../../src/domain/Errors.js"
-import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
-import { makeLlmTiers, type TierSettings } from "../../../src/layers/llm/LlmTiers.js"
-import type { Provider, ProviderResponse } from "../../../src/layers/llm/Provider.js"
+import { BudgetExceeded } from "../../../src/domain/Errors.js"
+import { makeLlmTiers } from "../../../src/layers/llm/LlmTiers.js"
 import { Budget } from "../../../src/services/Budget.js"
-
-/** A provider answering from a list and counting its calls. */
-const fake = (name: string, answers: ReadonlyArray<ProviderResponse | LlmFailure>) => {
-  let calls = 0
-  const provider: Provider = {
-    name,
-    model: name,
-    generate: () =>
-      Effect.suspend(() => {
-        const answer = answers[calls++] ?? "BadResponse"
-        return typeof answer === "string"
-          ? Effect.fail(new LlmError({ reason: answer, provider: name, message: answer }))
-          : Effect.succeed(answer)
-      })
-  }
-  return { provider, calls: () => calls }
-}
-
-const ok = (text: string): ProviderResponse => ({
-  model: "m",
-  text,
-  toolCalls: [],
-  usage: { input: 10, output: 1, cached: 0 },
-  finishReason: "stop"
-})
+import { fake, ok, request, settings } from "./support.js"
 
 /** A budget that refuses every call to the models in `dear`, and counts the reservations asked for. */
 const budgetRefusing = (dear: ReadonlyArray<string>) => {
@@ -52,14 +26,6 @@ const budgetRefusing = (dear: ReadonlyArray<string>) => {
   return { budget, asked }
 }
 
-const settings: TierSettings = {
-  pricing: {},
-  timeoutMs: 60_000,
-  retries: { max: 2, baseDelayMs: 500 },
-  configFile: "myclaw.json"
-}
-const request: LlmRequest = { tier: "frontier", system: [], messages: [{ role: "user", content: "hi" }], tools: [] }
-
 describe("LlmTiers with a budget", () => {
   it.effect("a refusal surfaces as BudgetExceeded, not LlmError: no call, no retry, nothing cools down", () =>
     Effect.gen(function*() {
@@ -68,7 +34,7 @@ describe("LlmTiers with a budget", () => {
       const llm = makeLlmTiers({ frontier: [a.provider], "local-fast": [] }, settings, budget)
       const error = yield* Effect.flip(llm.generate(request))
       assert.strictEqual(error._tag, "BudgetExceeded")
-      assert.strictEqual(a.calls(), 0)
+      assert.strictEqual(a.calls.length, 0)
       assert.deepStrictEqual(asked, ["a"], "asked once: a refusal is not retried")
       const [health] = yield* llm.health
       assert.isNull(health!.lastError)
