@@ -10,8 +10,7 @@ export const LlmFailure = Schema.Literal(
   "BadRequest",
   "BadResponse",
   "ContextTooLong",
-  "NotConfigured",
-  "BudgetExceeded"
+  "NotConfigured"
 )
 export type LlmFailure = typeof LlmFailure.Type
 
@@ -37,10 +36,15 @@ export const llmTimeout = (provider: string, timeoutMs: number): LlmError =>
 const transient: ReadonlySet<LlmFailure> = new Set(["Transport", "Timeout", "RateLimited", "Server"])
 export const isTransient = (error: LlmError): boolean => transient.has(error.reason)
 
-/** The configuration file or the environment is invalid: `path` names the field. */
+/** What a caught error says, for a human message; the error itself goes in `cause`. */
+export const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
+
+/** The configuration file or the environment is invalid; the message names the field, `file` the file. */
 export class ConfigFileError extends Schema.TaggedError<ConfigFileError>()("ConfigFileError", {
   file: Schema.String,
-  message: Schema.String
+  reason: Schema.Literal("Unreadable", "InvalidJson", "Invalid", "NoProvider", "Environment"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
 }) {}
 
 /** A path given to a file tool resolves outside the workspace (`..`, absolute path or symlink). */
@@ -55,20 +59,31 @@ export class ToolExecutionError extends Schema.TaggedError<ToolExecutionError>()
   message: Schema.String
 }) {}
 
+/** The workspace folder cannot be prepared or one of its files read; `NotWritable` when permission was denied. */
 export class WorkspaceError extends Schema.TaggedError<WorkspaceError>()("WorkspaceError", {
   path: Schema.String,
-  message: Schema.String
+  reason: Schema.Literal("Io", "NotWritable"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
 }) {}
 
+/** A trace could not be written or read (`Io`), or a line of a trace file is not a trace (`Corrupt`). */
 export class TraceStoreError extends Schema.TaggedError<TraceStoreError>()("TraceStoreError", {
   path: Schema.String,
-  message: Schema.String
+  reason: Schema.Literal("Io", "Corrupt"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
 }) {}
 
-/** An audit append or read failed (disk full, I/O error, an invalid record): the action it records must not run. */
+/**
+ * An audit append or read failed (disk full, I/O error, an invalid record): the action it records must not run.
+ * `Misconfigured`: the key directory or the verification seed the owner gave cannot be used.
+ */
 export class AuditError extends Schema.TaggedError<AuditError>()("AuditError", {
   path: Schema.String,
-  message: Schema.String
+  reason: Schema.Literal("InvalidRecord", "Closed", "Locked", "KeyMissing", "Misconfigured", "Io"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
 }) {}
 
 /** An LLM call would pass the daily hard cap: it is not made. */
@@ -79,3 +94,9 @@ export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("Budget
   hardCapEur: Schema.Number,
   resetsAt: Schema.Number
 }) {}
+
+/** A refusal in words: what the call could cost and the cap it would pass. */
+export const budgetExceededMessage = (error: BudgetExceeded): string =>
+  `this call could cost up to ${error.callEur.toFixed(4)} EUR: with ${
+    (error.spentEur + error.reservedEur).toFixed(4)
+  } EUR spent or reserved today that passes the ${error.hardCapEur.toFixed(2)} EUR hard cap`

@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Config, Effect, Layer, ParseResult } from "effect"
 import * as NodePath from "node:path"
 import { AppConfig, decodeAppConfig } from "../domain/AppConfig.js"
-import { ConfigFileError } from "../domain/Errors.js"
+import { ConfigFileError, messageOf } from "../domain/Errors.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
 import { exampleConfig, exampleScript } from "./workspace/WorkspaceDefaults.js"
@@ -13,19 +13,31 @@ export const loadConfigFile = (file: string) =>
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(file).pipe(
       Effect.mapError((error) =>
-        new ConfigFileError({ file, message: `cannot read the configuration: ${error.message}` })
+        new ConfigFileError({
+          file,
+          reason: "Unreadable",
+          message: `cannot read the configuration: ${error.message}`,
+          cause: error
+        })
       )
     )
     const json = yield* Effect.try({
       try: (): unknown => JSON.parse(text),
       catch: (error) =>
-        new ConfigFileError({ file, message: `the configuration is not valid JSON: ${(error as Error).message}` })
+        new ConfigFileError({
+          file,
+          reason: "InvalidJson",
+          message: `the configuration is not valid JSON: ${messageOf(error)}`,
+          cause: error
+        })
     })
     return yield* decodeAppConfig(json).pipe(
       Effect.mapError((error) =>
         new ConfigFileError({
           file,
-          message: `invalid configuration:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+          reason: "Invalid",
+          message: `invalid configuration:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+          cause: error
         })
       )
     )
@@ -50,7 +62,11 @@ export const MyclawConfigLive = Layer.effect(
       return MyclawConfig.of({ config, file, loaded: true })
     }
     if (configured._tag === "Some") {
-      return yield* new ConfigFileError({ file, message: "MYCLAW_CONFIG names a file that does not exist" })
+      return yield* new ConfigFileError({
+        file,
+        reason: "Environment",
+        message: "MYCLAW_CONFIG names a file that does not exist"
+      })
     }
     const example = NodePath.join(workspace.root, "myclaw.example.json")
     if (!(yield* fs.exists(example).pipe(Effect.orElseSucceed(() => false)))) {

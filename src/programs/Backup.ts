@@ -3,6 +3,7 @@ import { execFile } from "node:child_process"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { BackupError } from "../domain/BackupError.js"
+import { messageOf } from "../domain/Errors.js"
 import { syncPath } from "../domain/FileSync.js"
 
 /**
@@ -73,11 +74,14 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
   const relative = NodePath.relative(workspace, dest)
   if (relative === "" || (!relative.startsWith("..") && !NodePath.isAbsolute(relative))) {
     const message = `the backup folder must be outside the workspace ${workspace}`
-    return yield* new BackupError({ path: dest, message })
+    return yield* new BackupError({ path: dest, reason: "InsideWorkspace", message })
   }
-  const fail = (path: string, what: string) => (error: unknown) =>
-    new BackupError({ path, message: `${what}: ${error instanceof Error ? error.message : String(error)}` })
-  yield* Effect.tryPromise({ try: () => NodeFs.mkdir(dest, { recursive: true }), catch: fail(dest, "cannot create") })
+  const fail = (path: string, reason: BackupError["reason"], what: string) => (error: unknown) =>
+    new BackupError({ path, reason, message: `${what}: ${messageOf(error)}`, cause: error })
+  yield* Effect.tryPromise({
+    try: () => NodeFs.mkdir(dest, { recursive: true }),
+    catch: fail(dest, "Io", "cannot create")
+  })
   const file = NodePath.join(dest, backupName(options.now))
   const temporary = NodePath.join(dest, `.${NodePath.basename(file)}.partial`)
   const base = NodePath.basename(workspace)
@@ -92,12 +96,16 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
         NodePath.dirname(workspace),
         base
       ]),
-    catch: fail(file, "cannot run tar")
+    catch: fail(file, "Tar", "cannot run tar")
   })
   // GNU tar exits 1 when a file grew while it was read (the live audit log): the archive is still whole.
   if (result.code !== 0 && !(result.code === 1 && /file changed as we read it/.test(result.stderr))) {
     yield* Effect.promise(() => NodeFs.rm(temporary, { force: true }))
-    return yield* new BackupError({ path: file, message: `tar failed (exit ${result.code}): ${result.stderr.trim()}` })
+    return yield* new BackupError({
+      path: file,
+      reason: "Tar",
+      message: `tar failed (exit ${result.code}): ${result.stderr.trim()}`
+    })
   }
   if (result.stderr.trim() !== "") yield* Effect.logWarning(`backup: tar: ${result.stderr.trim()}`)
   yield* Effect.tryPromise({
@@ -106,13 +114,16 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
       await NodeFs.rename(temporary, file)
       await syncPath(dest)
     },
-    catch: fail(file, "cannot store the backup")
+    catch: fail(file, "Io", "cannot store the backup")
   })
-  const names = yield* Effect.tryPromise({ try: () => NodeFs.readdir(dest), catch: fail(dest, "cannot list") })
+  const names = yield* Effect.tryPromise({
+    try: () => NodeFs.readdir(dest),
+    catch: fail(dest, "Retention", "cannot list")
+  })
   const { remove } = retention(names, options.policy)
   for (const name of remove) {
     const path = NodePath.join(dest, name)
-    yield* Effect.tryPromise({ try: () => NodeFs.rm(path), catch: fail(path, "cannot remove") })
+    yield* Effect.tryPromise({ try: () => NodeFs.rm(path), catch: fail(path, "Retention", "cannot remove") })
   }
   yield* Effect.logInfo(`backup ${file} written; ${remove.length} old backup(s) removed`)
   return { file, removed: remove } satisfies BackupResult

@@ -1,4 +1,5 @@
 import { Clock, Effect, Layer } from "effect"
+import { budgetExceededMessage } from "../domain/Errors.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
@@ -21,7 +22,8 @@ export const polishDigest = (text: string) =>
       maxTokens: 1500
     }).pipe(Effect.timeout("60 seconds"), Effect.either)
     if (response._tag === "Left") {
-      yield* Effect.logWarning(`digest: kept the plain text, the LLM polish failed: ${response.left.message}`)
+      const why = response.left._tag === "BudgetExceeded" ? budgetExceededMessage(response.left) : response.left.message
+      yield* Effect.logWarning(`digest: kept the plain text, the LLM polish failed: ${why}`)
       return { text, polished: false }
     }
     const candidate = response.right.text.trim()

@@ -1,6 +1,6 @@
 import { Context } from "effect"
 import type { Effect } from "effect"
-import type { LlmError } from "../domain/Errors.js"
+import type { BudgetExceeded, LlmError } from "../domain/Errors.js"
 import type { Tier } from "../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../domain/LlmTypes.js"
 
@@ -18,9 +18,12 @@ export interface ProviderHealth extends ProviderInfo {
   readonly cooldownUntil: number | null
 }
 
-/** The port the loop talks to; the caller chooses the tier, the layer chooses the provider. */
+/**
+ * The port the loop talks to; the caller chooses the tier, the layer chooses the provider. `BudgetExceeded`:
+ * the day's budget refused the call on every provider it would go to, so none was made.
+ */
 export class Llm extends Context.Tag("myclaw/Llm")<Llm, {
-  readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, LlmError>
+  readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, LlmError | BudgetExceeded>
   readonly providers: ReadonlyArray<ProviderInfo>
   readonly health: Effect.Effect<ReadonlyArray<ProviderHealth>>
 }>() {}

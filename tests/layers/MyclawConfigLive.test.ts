@@ -51,12 +51,15 @@ layer(NodeContext.layer)("loadConfigFile", (it) => {
       const error = yield* Effect.flip(loadConfigFile(file))
       assert.strictEqual(error._tag, "ConfigFileError")
       assert.strictEqual(error.file, file)
+      assert.strictEqual(error.reason, "InvalidJson")
       assert.include(error.message, "not valid JSON")
+      assert.instanceOf(error.cause, SyntaxError, "the parser's error is kept, not flattened")
     }))
 
   it.scoped("names a field of the wrong type", () =>
     Effect.gen(function*() {
       const error = yield* loadError(`{"maxSteps": "ten"}`)
+      assert.strictEqual(error.reason, "Invalid")
       assert.include(error.message, "invalid configuration")
       assert.include(error.message, "[\"maxSteps\"]")
     }))
@@ -79,6 +82,7 @@ layer(NodeContext.layer)("loadConfigFile", (it) => {
     Effect.gen(function*() {
       const error = yield* Effect.flip(loadConfigFile("/nonexistent/myclaw.json"))
       assert.strictEqual(error._tag, "ConfigFileError")
+      assert.strictEqual(error.reason, "Unreadable")
       assert.include(error.message, "cannot read the configuration")
     }))
 })
@@ -105,6 +109,7 @@ describe("MyclawConfigLive", () => {
           if (loaded.left._tag !== "ConfigFileError") return assert.fail(String(loaded.left))
           assert.strictEqual(loaded.left.file, "/nonexistent/dir/myclaw.json")
           assert.include(loaded.left.message, "does not exist")
+          assert.strictEqual(loaded.left.reason, "Environment")
         }
         const fs = yield* FileSystem.FileSystem
         assert.isFalse(yield* fs.exists(NodePath.join(workspace.root, "myclaw.example.json")))

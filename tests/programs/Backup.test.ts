@@ -113,6 +113,7 @@ layer(NodeContext.layer)("backup", (it) => {
       const root = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-backup-" })
       const error = yield* Effect.flip(backup({ workspace: root, dest: NodePath.join(root, "backups"), now: 0 }))
       assert.strictEqual(error._tag, "BackupError")
+      assert.strictEqual(error.reason, "InsideWorkspace")
       assert.isFalse(NodeFs.existsSync(NodePath.join(root, "backups")))
     }))
 })

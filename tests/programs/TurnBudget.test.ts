@@ -84,6 +84,6 @@ describe("the turn and the budget", () => {
       )
       assert.strictEqual(trace.outcome, "budget_hit")
       assert.deepStrictEqual(tiersOf(trace.steps), [])
-      assert.deepInclude(trace.metadata.error as object, { reason: "BudgetExceeded" })
+      assert.deepInclude(trace.metadata.error as object, { _tag: "BudgetExceeded" })
     }))
 })

@@ -18,6 +18,7 @@ export const chat = (
     if (llm.providers.length === 0) {
       return yield* new ConfigFileError({
         file,
+        reason: "NoProvider",
         message: `no LLM provider is configured, so there is nobody to answer. Create ${file} with a "tiers" ` +
           `section naming a provider; ${NodePath.join(NodePath.dirname(file), "myclaw.example.json")} is a ` +
           "working example (a scripted model) to copy and edit."

@@ -2,7 +2,7 @@ import { Clock, Config, Deferred, Duration, Effect, Either, Layer, ParseResult, 
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type AuditRecord, decodeAuditRecord } from "../../domain/AuditRecord.js"
-import { AuditError } from "../../domain/Errors.js"
+import { AuditError, messageOf } from "../../domain/Errors.js"
 import { AuditLog, type AuditQuery } from "../../services/AuditLog.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
@@ -41,11 +41,21 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
     const auditDir = NodePath.resolve(options.auditDir)
     const keyDir = NodePath.resolve(options.keyDir)
     if (inside(auditDir, keyDir)) {
-      return yield* new AuditError({ path: keyDir, message: `the audit key directory must be outside ${auditDir}` })
+      return yield* new AuditError({
+        path: keyDir,
+        reason: "Misconfigured",
+        message: `the audit key directory must be outside ${auditDir}`
+      })
     }
     yield* Effect.tryPromise({
       try: () => NodeFs.mkdir(auditDir, { recursive: true }),
-      catch: (error) => new AuditError({ path: auditDir, message: `cannot create the audit folder: ${String(error)}` })
+      catch: (error) =>
+        new AuditError({
+          path: auditDir,
+          reason: "Io",
+          message: `cannot create the audit folder: ${messageOf(error)}`,
+          cause: error
+        })
     })
     const scope = yield* Effect.scope
     const keys = makeKeyStore(keyDir)
@@ -99,14 +109,16 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
         const kind = typeof given === "string" ? given : "(no kind)"
         return yield* new AuditError({
           path: auditDir,
-          message: `invalid ${kind} record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`
+          reason: "InvalidRecord",
+          message: `invalid ${kind} record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`,
+          cause: decoded.left
         })
       }
       const done = yield* Deferred.make<void, AuditError>()
       // Queued before the log closes, a record is written by the last drain; after, it is refused. No race here:
       // callers append from uninterruptible regions (a turn's last record), where a race's loser never stops.
       if (yield* Queue.isShutdown(queue)) {
-        return yield* new AuditError({ path: auditDir, message: "the audit log is closed" })
+        return yield* new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
       }
       yield* Queue.offer(queue, { _tag: "Append", record: decoded.right, done })
       yield* Deferred.await(done)
@@ -132,7 +144,11 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       if (seed !== undefined) {
         const parsed = parseKeyFile(seed)
         if (Either.isLeft(parsed)) {
-          return yield* new AuditError({ path: "<seed>", message: `invalid verification seed: ${parsed.left}` })
+          return yield* new AuditError({
+            path: "<seed>",
+            reason: "Misconfigured",
+            message: `invalid verification seed: ${parsed.left}`
+          })
         }
         keyFor = keyring(parsed.right)
       } else {

@@ -16,16 +16,20 @@ export const makeAuditLogMemory = (options: { readonly fail?: boolean } = {}) =>
     const append = (record: AuditRecord) =>
       Effect.suspend(() => {
         if (options.fail === true) {
-          return Effect.fail(new AuditError({ path: "<memory>", message: "no space left on device (simulated)" }))
+          return Effect.fail(
+            new AuditError({ path: "<memory>", reason: "Io", message: "no space left on device (simulated)" })
+          )
         }
         const decoded = decodeAuditRecord(record)
         if (decoded._tag === "Left") {
           return Effect.fail(
             new AuditError({
               path: "<memory>",
+              reason: "InvalidRecord",
               message: `invalid ${String((record as { kind?: unknown }).kind)} record: ${
                 ParseResult.TreeFormatter.formatErrorSync(decoded.left)
-              }`
+              }`,
+              cause: decoded.left
             })
           )
         }

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Exit, Scope } from "effect"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
-import { AuditError } from "../../domain/Errors.js"
+import { AuditError, messageOf } from "../../domain/Errors.js"
 import type { Head } from "./Heads.js"
 import type { EpochKey } from "./Keys.js"
 import { joinPath } from "./Lines.js"
@@ -23,7 +23,7 @@ export const makeChainFiles = (auditDir: string) =>
     const broken = new Map<string, string>()
 
     const fail = (path: string, what: string) => (error: { readonly message: string }) =>
-      new AuditError({ path, message: `${what}: ${error.message}` })
+      new AuditError({ path, reason: "Io", message: `${what}: ${error.message}`, cause: error })
 
     const handleOf = (name: string) =>
       Effect.gen(function*() {
@@ -87,7 +87,7 @@ export const makeChainFiles = (auditDir: string) =>
         const target = head.chain === MONTHLY_CHAIN ? monthTarget(head, records, now) : head.chain
         const path = joinPath(auditDir, target)
         const problem = broken.get(target)
-        if (problem !== undefined) return yield* new AuditError({ path, message: problem })
+        if (problem !== undefined) return yield* new AuditError({ path, reason: "Io", message: problem })
         if (head.file !== target) {
           if (head.file !== undefined) {
             yield* close(head.file)
@@ -102,7 +102,13 @@ export const makeChainFiles = (auditDir: string) =>
         for (const record of records) {
           const line = yield* Effect.try({
             try: () => sealLine(record, { seq: seq + 1, prev: hash, epoch: key.epoch }, key.key),
-            catch: (error) => new AuditError({ path, message: `cannot seal the record: ${String(error)}` })
+            catch: (error) =>
+              new AuditError({
+                path,
+                reason: "InvalidRecord",
+                message: `cannot seal the record: ${messageOf(error)}`,
+                cause: error
+              })
           })
           lines.push(line)
           seq += 1

@@ -6,7 +6,7 @@ import * as NodeFs from "node:fs/promises"
 import type { AuditQuery } from "../../domain/AuditQuery.js"
 import { matchesQuery } from "../../domain/AuditQuery.js"
 import { decodeAuditRecord, Sealed, type SealedRecord } from "../../domain/AuditRecord.js"
-import { AuditError } from "../../domain/Errors.js"
+import { AuditError, messageOf } from "../../domain/Errors.js"
 import { type AuditFile, forEachLine, joinPath, listChains } from "./Lines.js"
 import { parseLine, sha256 } from "./Seal.js"
 
@@ -81,7 +81,12 @@ export const makeAuditIndex = (options: { readonly auditDir: string; readonly db
       Effect.provide(Reactivity.layer)
     )
     const failed = (error: { readonly message: string; readonly cause?: unknown }) =>
-      new AuditError({ path: options.dbFile, message: `audit index: ${error.message} ${String(error.cause ?? "")}` })
+      new AuditError({
+        path: options.dbFile,
+        reason: "Io",
+        message: `audit index: ${error.message}${error.cause === undefined ? "" : `: ${messageOf(error.cause)}`}`,
+        cause: error
+      })
 
     yield* createSchema(sql).pipe(Effect.mapError(failed))
     // The index holds the records themselves: as private as the audit files.

@@ -2,7 +2,7 @@ import { Effect, Either } from "effect"
 import { createHmac, randomBytes } from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
-import { AuditError } from "../../domain/Errors.js"
+import { AuditError, messageOf } from "../../domain/Errors.js"
 import { syncPath } from "../../domain/FileSync.js"
 
 /**
@@ -70,7 +70,7 @@ export const parseKeyFile = (bytes: Uint8Array): Either.Either<EpochKey, string>
 }
 
 const fail = (path: string, what: string) => (cause: unknown) =>
-  new AuditError({ path, message: `${what}: ${cause instanceof Error ? cause.message : String(cause)}` })
+  new AuditError({ path, reason: "Io", message: `${what}: ${messageOf(cause)}`, cause })
 
 /** Writes a file with mode 0600 and syncs it; `exclusive` refuses to replace an existing one. */
 const writeSecret = async (file: string, text: string, exclusive: boolean) => {
@@ -104,7 +104,11 @@ export const makeKeyStore = (keyDir: string) => {
     Effect.mapError(fail(keyFile, "cannot read the audit key")),
     Effect.flatMap((bytes) =>
       bytes === undefined ? Effect.succeed(undefined) : Either.match(parseKeyFile(bytes), {
-        onLeft: (problem) => Effect.fail(new AuditError({ path: keyFile, message: `invalid audit key: ${problem}` })),
+        // A key that cannot be read as one is as good as missing: the remedy is the same, restore the key directory.
+        onLeft: (problem) =>
+          Effect.fail(
+            new AuditError({ path: keyFile, reason: "KeyMissing", message: `invalid audit key: ${problem}` })
+          ),
         onRight: (key) => Effect.succeed<EpochKey | undefined>(key)
       })
     )

@@ -3,7 +3,7 @@ import { createReadStream } from "node:fs"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { createGunzip } from "node:zlib"
-import { AuditError } from "../../domain/Errors.js"
+import { AuditError, messageOf } from "../../domain/Errors.js"
 import { chainOfFile, MONTHLY_CHAIN, monthOfFile } from "./Seal.js"
 
 /** Reading audit files: whole lines as bytes, newest lines from the end, and which files form which chain. */
@@ -139,7 +139,7 @@ export const listChains = (auditDir: string) =>
       }
       return chains
     },
-    catch: (error) => new AuditError({ path: auditDir, message: `cannot list the audit files: ${String(error)}` })
+    catch: fileError(auditDir, "cannot list the audit files")
   })
 
 export const isMonthly = (file: AuditFile): boolean => file.chain === MONTHLY_CHAIN
@@ -147,6 +147,6 @@ export const isMonthly = (file: AuditFile): boolean => file.chain === MONTHLY_CH
 export const monthOf = (file: AuditFile): string | undefined => monthOfFile(file.name)
 
 export const fileError = (path: string, what: string) => (error: unknown) =>
-  new AuditError({ path, message: `${what}: ${error instanceof Error ? error.message : String(error)}` })
+  new AuditError({ path, reason: "Io", message: `${what}: ${messageOf(error)}`, cause: error })
 
 export const joinPath = NodePath.join

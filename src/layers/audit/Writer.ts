@@ -67,6 +67,7 @@ export const makeWriter = (options: WriterOptions) =>
         if (key === undefined && loaded.hasRecords) {
           return yield* new AuditError({
             path: keys.keyFile,
+            reason: "KeyMissing",
             message: `${auditDir} holds signed records but the audit key is missing: restore ${keys.keyDir} ` +
               "(or point MYCLAW_KEY_DIR at it); a new key would hide whatever happened to the old one"
           })

@@ -1,7 +1,7 @@
 import { Data, Duration, Effect, Schedule } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
-import { AuditError } from "../../domain/Errors.js"
+import { AuditError, messageOf } from "../../domain/Errors.js"
 
 /**
  * One writing process at a time per audit folder: two writers would each extend the chains from their own
@@ -50,13 +50,20 @@ export const acquireWriterLock = (auditDir: string) => {
   const path = NodePath.join(auditDir, LOCK_FILE)
   const attempt = Effect.tryPromise({
     try: () => take(path),
-    catch: (error) => new AuditError({ path, message: `cannot lock the audit log for writing: ${String(error)}` })
+    catch: (error) =>
+      new AuditError({
+        path,
+        reason: "Io",
+        message: `cannot lock the audit log for writing: ${messageOf(error)}`,
+        cause: error
+      })
   }).pipe(
     Effect.flatMap((holder) => holder === undefined ? Effect.void : Effect.fail(new LockHeld({ holder })))
   )
   const held = (holder: number) =>
     new AuditError({
       path,
+      reason: "Locked",
       message: holder === process.pid
         ? "the audit log is already open for writing in this process: open it once"
         : `the audit log is being written by process ${holder} and was not released within 10 s`

@@ -1,13 +1,13 @@
-import { Clock, Duration, Effect, Random } from "effect"
+import { Clock, Duration, Effect, Schedule } from "effect"
 import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
-import { isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
+import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { priceOf } from "../../domain/Pricing.js"
 import type { Budget } from "../../services/Budget.js"
 import { Llm, type ProviderHealth } from "../../services/Llm.js"
 import { makePricing } from "./Pricing.js"
-import type { Provider } from "./Provider.js"
+import type { Provider, ProviderResponse } from "./Provider.js"
 
 export type TierProviders = Readonly<Record<Tier, ReadonlyArray<Provider>>>
 
@@ -50,6 +50,27 @@ const COOLDOWNS_MS = [30_000, 60_000, 300_000]
 /** A retry-after longer than this moves on to the next provider instead of waiting. */
 const MAX_WAIT_MS = 60_000
 
+const retryAfter = (error: LlmError | BudgetExceeded): number => error._tag === "LlmError" ? error.retryAfterMs ?? 0 : 0
+
+/** Worth another try on the same provider: a transient failure whose retry-after is at most MAX_WAIT_MS. */
+const retryable = (error: LlmError | BudgetExceeded): boolean =>
+  error._tag === "LlmError" && isTransient(error) && retryAfter(error) <= MAX_WAIT_MS
+
+/**
+ * The retries of one provider: `max` at most, each after an exponential backoff from `baseDelayMs` (x0.8 to
+ * x1.2 jitter) or the provider's retry-after when that is longer, never longer than MAX_WAIT_MS.
+ */
+const retrySchedule = (retries: TierSettings["retries"]) =>
+  Schedule.exponential(Duration.millis(retries.baseDelayMs)).pipe(
+    Schedule.jitteredWith({ min: 0.8, max: 1.2 }),
+    Schedule.intersect(Schedule.recurs(retries.max)),
+    Schedule.intersect(
+      Schedule.addDelay(Schedule.identity<LlmError | BudgetExceeded>(), (error) => Duration.millis(retryAfter(error)))
+    ),
+    Schedule.whileInput(retryable),
+    Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(MAX_WAIT_MS)))
+  )
+
 const otherTier: Record<Tier, Tier> = { frontier: "local-fast", "local-fast": "frontier" }
 
 interface State {
@@ -59,18 +80,27 @@ interface State {
   lastError: ProviderHealth["lastError"]
 }
 
+/** The Llm of the tiers, failing with `E`: without a budget, nothing refuses a call. */
+export type TiersLlm<E> = Omit<Llm["Type"], "generate"> & {
+  readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, E>
+}
+
 /**
  * The Llm service over configured tiers. Within a tier, each provider gets a timeout per attempt and
  * retries with backoff (honouring retry-after) on transient failures, then the next provider is tried; other
  * failures (auth, bad request) end the call at once with the provider's error. A provider that failed is
- * cooled down before it is tried first again. A tier with no provider borrows the other tier's.
+ * cooled down before it is tried first again. A tier with no provider borrows the other tier's. With a
+ * budget, a call the budget refuses fails with its `BudgetExceeded` once no provider of the tier fits.
  */
-export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budget?: Budget["Type"]) => {
+export function makeLlmTiers(tiers: TierProviders, settings: TierSettings): TiersLlm<LlmError>
+export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budget: Budget["Type"]): Llm["Type"]
+export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budget?: Budget["Type"]): Llm["Type"] {
   const cost = makePricing(settings.pricing)
   const states = new Map<Provider, State>()
   const entries = (["frontier", "local-fast"] as const).flatMap((tier) => tiers[tier].map((p) => ({ tier, p })))
   for (const { p } of entries) states.set(p, { failures: 0, cooldownUntil: 0, lastSuccessAt: null, lastError: null })
   const stateOf = (p: Provider) => states.get(p)!
+  const retries = retrySchedule(settings.retries)
 
   const call = (p: Provider, request: LlmRequest) =>
     p.selfTimed === true
@@ -81,25 +111,18 @@ export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budge
       })
 
   /** With a budget, each attempt first reserves its maximum cost and settles the real one after. */
-  const attemptOnce = (p: Provider, request: LlmRequest): ReturnType<Provider["generate"]> => {
+  const attemptOnce = (
+    p: Provider,
+    request: LlmRequest
+  ): Effect.Effect<ProviderResponse, LlmError | BudgetExceeded> => {
     if (budget === undefined) return call(p, request)
     const priced = priceOf(settings.pricing, p.model) !== undefined
     return Effect.flatMap(
-      Effect.mapError(
-        budget.reserve({
-          model: p.model,
-          inputTokens: priced ? estimateInputTokens(request) : 0,
-          maxOutputTokens: request.maxTokens ?? p.maxOutputTokens ?? DEFAULT_MAX_OUTPUT
-        }),
-        (exceeded) =>
-          new LlmError({
-            reason: "BudgetExceeded",
-            provider: p.name,
-            message: `this call could cost up to ${exceeded.callEur.toFixed(4)} EUR: with ${
-              (exceeded.spentEur + exceeded.reservedEur).toFixed(4)
-            } EUR spent or reserved today that passes the ${exceeded.hardCapEur.toFixed(2)} EUR hard cap`
-          })
-      ),
+      budget.reserve({
+        model: p.model,
+        inputTokens: priced ? estimateInputTokens(request) : 0,
+        maxOutputTokens: request.maxTokens ?? p.maxOutputTokens ?? DEFAULT_MAX_OUTPUT
+      }),
       (reservation) =>
         call(p, request).pipe(
           Effect.tap((response) =>
@@ -111,20 +134,19 @@ export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budge
   }
 
   /** One provider, retried on transient failures; every failed attempt is recorded. */
-  const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) => {
-    const loop = (retry: number): ReturnType<Provider["generate"]> =>
-      Effect.catchAll(attemptOnce(p, request), (error) => {
-        failed.push({ provider: p.name, reason: error.reason, message: error.message })
-        const wait = error.retryAfterMs ?? 0
-        if (!isTransient(error) || retry >= settings.retries.max || wait > MAX_WAIT_MS) return Effect.fail(error)
-        return Effect.flatMap(Random.nextRange(0.8, 1.2), (jitter) =>
-          Effect.zipRight(
-            Effect.sleep(Duration.millis(Math.max(wait, settings.retries.baseDelayMs * 2 ** retry * jitter))),
-            loop(retry + 1)
-          ))
-      })
-    return loop(0)
-  }
+  const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) =>
+    attemptOnce(p, request).pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() =>
+          failed.push(
+            error._tag === "BudgetExceeded"
+              ? { provider: p.name, reason: error._tag, message: budgetExceededMessage(error) }
+              : { provider: p.name, reason: error.reason, message: error.message }
+          )
+        )
+      ),
+      Effect.retry(retries)
+    )
 
   const recordFailure = (p: Provider, error: LlmError) =>
     Effect.map(Clock.currentTimeMillis, (now) => {
@@ -144,6 +166,7 @@ export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budge
         .sort((a, b) => stateOf(a).cooldownUntil - stateOf(b).cooldownUntil)
       const failed: Array<FailedAttempt> = []
       let last: LlmError | undefined
+      let refused: BudgetExceeded | undefined
       for (const p of [...ready, ...cooling]) {
         const result = yield* Effect.either(withRetries(p, request, failed))
         if (result._tag === "Right") {
@@ -156,20 +179,27 @@ export const makeLlmTiers = (tiers: TierProviders, settings: TierSettings, budge
           if (failed.length > 0) yield* Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`)
           return { ...response, provider: p.name, tier, costUsd, failedAttempts: failed } satisfies LlmResponse
         }
+        if (result.left._tag === "BudgetExceeded") {
+          // A refusal is about this provider's price, not its health: the next one is tried if its worst case fits.
+          refused ??= result.left
+          continue
+        }
         last = result.left
         yield* recordFailure(p, last)
         if (!isTransient(last)) break
       }
+      // Only when no provider was called at all is the budget the reason the call failed.
+      if (last === undefined) return yield* refused!
       return yield* new LlmError({
-        reason: last!.reason,
-        provider: last!.provider,
-        message: failed.length > 1 ? `${last!.message} (after ${failed.length} attempts)` : last!.message,
+        reason: last.reason,
+        provider: last.provider,
+        message: failed.length > 1 ? `${last.message} (after ${failed.length} attempts)` : last.message,
         attempts: failed,
-        ...(last!.status === undefined ? {} : { status: last!.status })
+        ...(last.status === undefined ? {} : { status: last.status })
       })
     })
 
-  const generate = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError> => {
+  const generate = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
     const own = tiers[request.tier]
     if (own.length > 0) return inTier(own, request, request.tier)
     const borrowed = otherTier[request.tier]

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Duration, Effect, ParseResult, Schema } from "effect"
 import * as NodePath from "node:path"
-import { ConfigFileError, LlmError, llmTimeout } from "../../domain/Errors.js"
+import { ConfigFileError, LlmError, llmTimeout, messageOf } from "../../domain/Errors.js"
 import { Script, type ScriptEntry } from "../../domain/ScriptEntry.js"
 import { toolCallFromWire } from "../../domain/ToolCall.js"
 import type { Provider } from "./Provider.js"
@@ -62,16 +62,33 @@ export const loadScript = (file: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(file).pipe(
-      Effect.mapError((error) => new ConfigFileError({ file, message: `cannot read the script: ${error.message}` }))
+      Effect.mapError((error) =>
+        new ConfigFileError({
+          file,
+          reason: "Unreadable",
+          message: `cannot read the script: ${error.message}`,
+          cause: error
+        })
+      )
     )
     const json = yield* Effect.try({
       try: (): unknown => JSON.parse(text),
       catch: (error) =>
-        new ConfigFileError({ file, message: `the script is not valid JSON: ${(error as Error).message}` })
+        new ConfigFileError({
+          file,
+          reason: "InvalidJson",
+          message: `the script is not valid JSON: ${messageOf(error)}`,
+          cause: error
+        })
     })
     return yield* Schema.decodeUnknown(Script, { errors: "all", onExcessProperty: "error" })(json).pipe(
       Effect.mapError((error) =>
-        new ConfigFileError({ file, message: `invalid script:\n${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+        new ConfigFileError({
+          file,
+          reason: "Invalid",
+          message: `invalid script:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+          cause: error
+        })
       )
     )
   })

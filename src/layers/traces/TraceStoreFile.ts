@@ -1,7 +1,7 @@
 import { DateTime, Deferred, Effect, Layer, Queue, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
-import { TraceStoreError } from "../../domain/Errors.js"
+import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { type PastTurn, TraceStore } from "../../services/TraceStore.js"
@@ -15,6 +15,14 @@ interface Pending {
 
 const KEEP_TURNS = 20
 const decodeTraceEither = Schema.decodeUnknownEither(ExecutionTrace)
+
+const ioError = (path: string, what?: string) => (error: unknown) =>
+  new TraceStoreError({
+    path,
+    reason: "Io",
+    message: what === undefined ? messageOf(error) : `${what}: ${messageOf(error)}`,
+    cause: error
+  })
 
 /** Under `fsync: "batch"`, how often written traces are synced to the disk. */
 const SYNC_INTERVAL = "200 millis"
@@ -32,7 +40,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
   Effect.gen(function*() {
     yield* Effect.tryPromise({
       try: () => NodeFs.mkdir(dir, { recursive: true }),
-      catch: (error) => new TraceStoreError({ path: dir, message: String(error) })
+      catch: ioError(dir)
     })
     const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
     const handles = new Map<string, NodeFs.FileHandle>()
@@ -59,7 +67,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
           if (fsync === "always") await handle.datasync()
           else unsynced.add(handle)
         },
-        catch: (error) => new TraceStoreError({ path: file, message: `cannot append the trace: ${String(error)}` })
+        catch: ioError(file, "cannot append the trace")
       })
 
     const sync = Effect.tryPromise({
@@ -68,7 +76,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         unsynced.clear()
         await Promise.all(pending.map((handle) => handle.datasync()))
       },
-      catch: (error) => new TraceStoreError({ path: dir, message: `cannot sync the traces: ${String(error)}` })
+      catch: ioError(dir, "cannot sync the traces")
     }).pipe(Effect.catchAll((error) => Effect.logError(error.message)))
 
     const writeBatch = (batch: ReadonlyArray<Pending>) => {
@@ -141,13 +149,13 @@ const loadRecentSessions = (dir: string) =>
     const sessions = new Map<string, Array<PastTurn>>()
     const names = yield* Effect.tryPromise({
       try: () => NodeFs.readdir(dir),
-      catch: (error) => new TraceStoreError({ path: dir, message: String(error) })
+      catch: ioError(dir)
     })
     for (const name of names.filter((n) => /^\d{4}-\d{2}\.jsonl$/.test(n)).sort().slice(-2)) {
       const file = NodePath.join(dir, name)
       const text = yield* Effect.tryPromise({
         try: () => NodeFs.readFile(file, "utf8"),
-        catch: (error) => new TraceStoreError({ path: file, message: String(error) })
+        catch: ioError(file)
       })
       let unreadable = 0
       for (const line of text.split("\n")) {
@@ -181,21 +189,25 @@ export const readTraces = (dir: string) =>
   Effect.gen(function*() {
     const names = yield* Effect.tryPromise({
       try: () => NodeFs.readdir(dir),
-      catch: (error) => new TraceStoreError({ path: dir, message: String(error) })
+      catch: ioError(dir)
     })
     const traces: Array<ExecutionTrace> = []
     for (const name of names.filter((n) => n.endsWith(".jsonl")).sort()) {
       const file = NodePath.join(dir, name)
       const text = yield* Effect.tryPromise({
         try: () => NodeFs.readFile(file, "utf8"),
-        catch: (error) => new TraceStoreError({ path: file, message: String(error) })
+        catch: ioError(file)
       })
       const lines = text.split("\n")
       for (let i = 0; i < lines.length; i++) {
         if (lines[i] === "") continue
         const trace = parseTrace(lines[i]!)
         if (trace === undefined) {
-          return yield* new TraceStoreError({ path: `${file}:${i + 1}`, message: "this line is not a valid trace" })
+          return yield* new TraceStoreError({
+            path: `${file}:${i + 1}`,
+            reason: "Corrupt",
+            message: "this line is not a valid trace"
+          })
         }
         traces.push(trace)
       }

@@ -1,7 +1,7 @@
-import { FileSystem } from "@effect/platform"
+import { type Error as PlatformError, FileSystem } from "@effect/platform"
 import { Config, Effect, Either, Layer } from "effect"
 import * as NodePath from "node:path"
-import { PathEscapeError, WorkspaceError } from "../../domain/Errors.js"
+import { messageOf, PathEscapeError, WorkspaceError } from "../../domain/Errors.js"
 import { Workspace } from "../../services/Workspace.js"
 import { defaultWorkspaceFiles } from "./WorkspaceDefaults.js"
 
@@ -12,8 +12,13 @@ const escape = (path: string, root: string) =>
 export const makeWorkspace = (home: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const fail = (path: string) => (cause: unknown) =>
-      new WorkspaceError({ path, message: `cannot prepare the workspace: ${String(cause)}` })
+    const fail = (path: string) => (cause: PlatformError.PlatformError) =>
+      new WorkspaceError({
+        path,
+        reason: cause._tag === "SystemError" && cause.reason === "PermissionDenied" ? "NotWritable" : "Io",
+        message: `cannot prepare the workspace: ${messageOf(cause)}`,
+        cause
+      })
     yield* fs.makeDirectory(NodePath.join(home, ".audit"), { recursive: true }).pipe(Effect.mapError(fail(home)))
     const root = yield* fs.realPath(home).pipe(Effect.mapError(fail(home)))
     for (const [name, content] of defaultWorkspaceFiles) {
@@ -79,7 +84,9 @@ export const makeWorkspace = (home: string) =>
           (error) => error._tag === "SystemError" && error.reason === "NotFound",
           () => Effect.succeed(undefined)
         ),
-        Effect.mapError((error) => new WorkspaceError({ path: file, message: error.message }))
+        Effect.mapError((error) =>
+          new WorkspaceError({ path: file, reason: "Io", message: error.message, cause: error })
+        )
       )
     }
 

@@ -1,12 +1,12 @@
 import { Clock, Data, Effect, Either } from "effect"
-import type { LlmError } from "../../domain/Errors.js"
+import type { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { Llm } from "../../services/Llm.js"
 
 export type Thought = Data.TaggedEnum<{
   Answered: { readonly step: ThoughtStep; readonly response: LlmResponse }
-  Failed: { readonly error: LlmError }
+  Failed: { readonly error: LlmError | BudgetExceeded }
 }>
 export const Thought = Data.taggedEnum<Thought>()
 
@@ -36,7 +36,9 @@ export const think = Effect.fn("Turn.thought")(function*(request: LlmRequest) {
   const started = yield* Clock.currentTimeMillis
   const result = yield* Effect.either((yield* Llm).generate(request))
   if (Either.isLeft(result)) {
-    yield* Effect.annotateCurrentSpan({ "error.type": result.left.reason })
+    yield* Effect.annotateCurrentSpan({
+      "error.type": result.left._tag === "LlmError" ? result.left.reason : result.left._tag
+    })
     return Thought.Failed({ error: result.left })
   }
   const response = result.right

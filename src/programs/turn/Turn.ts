@@ -1,5 +1,5 @@
 import { Cause, Clock, Data, Effect, Exit, Fiber, Ref, Schema } from "effect"
-import { LlmError } from "../../domain/Errors.js"
+import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { Outcome } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
@@ -29,7 +29,7 @@ type Next = Data.TaggedEnum<{
 }>
 const Next = Data.taggedEnum<Next>()
 
-const encodeLlmError = Schema.encodeSync(LlmError)
+const encodeThoughtError = Schema.encodeSync(Schema.Union(LlmError, BudgetExceeded))
 const interruptedMessage = "Stopped: the turn was interrupted before it finished."
 const internalErrorMessage = "I could not finish this request because of an internal error; it is in the trace."
 
@@ -151,8 +151,8 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
           : Effect.void)
     )
     if (thought._tag === "Failed") {
-      yield* update((s) => TurnState.withMetadata(s, "error", encodeLlmError(thought.error)))
-      if (thought.error.reason === "BudgetExceeded") {
+      yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
+      if (thought.error._tag === "BudgetExceeded") {
         return Next.End({ outcome: "budget_hit", response: budgetHitMessage(yield* budget.status) })
       }
       return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })

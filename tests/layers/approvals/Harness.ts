@@ -47,7 +47,9 @@ export const makeSwitchableAudit = Effect.gen(function*() {
     ...memory,
     append: (record) =>
       failing
-        ? Effect.fail(new AuditError({ path: "<memory>", message: "no space left on device (simulated)" }))
+        ? Effect.fail(
+          new AuditError({ path: "<memory>", reason: "Io", message: "no space left on device (simulated)" })
+        )
         : memory.append(record)
   })
   return { audit, fail: () => void (failing = true) }

@@ -27,7 +27,10 @@ const llmFrom = (config: Partial<typeof AppConfig.Encoded>, env: Record<string, 
     Layer.provide(Logger.minimumLogLevel(LogLevel.None))
   )
 
-const generate = Effect.flatMap(Llm, (llm) => llm.generate(request))
+/** No test here sets a budget that could refuse: a refusal would be a bug, so it dies. */
+const generate = Effect.flatMap(Llm, (llm) => llm.generate(request)).pipe(
+  Effect.catchTag("BudgetExceeded", (refused) => Effect.die(refused))
+)
 
 describe("LlmLive over local servers speaking the real wire formats", () => {
   it.scopedLive("a 500 from the first provider fails over to the second, and the answer says so", () =>

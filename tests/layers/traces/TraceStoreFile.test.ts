@@ -4,7 +4,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Array as Arr, DateTime, Effect, Logger, LogLevel } from "effect"
 import * as NodePath from "node:path"
 import { decodeTrace, type ExecutionTrace } from "../../../src/domain/ExecutionTrace.js"
-import { makeTraceStoreFile } from "../../../src/layers/traces/TraceStoreFile.js"
+import { makeTraceStoreFile, readTraces } from "../../../src/layers/traces/TraceStoreFile.js"
 
 const makeTrace = (id: string, session: string, startedAt = "2025-03-14T12:00:00.000Z"): ExecutionTrace => ({
   trace_id: id,
@@ -108,9 +108,23 @@ for (const fsync of ["always", "batch"] as const) {
           const error = yield* Effect.flip(store.persist(makeTrace("t-1", "s")))
           assert.strictEqual(error._tag, "TraceStoreError")
           assert.strictEqual(error.path, NodePath.join(dir, "2025-03.jsonl"))
+          assert.strictEqual(error.reason, "Io")
+          assert.include(error.message, "cannot append the trace: EISDIR")
           assert.deepStrictEqual(yield* store.recentTurns("s", 5), [], "a failed trace is not remembered")
           yield* store.persist(makeTrace("t-2", "s", "2025-04-01T00:00:00.000Z"))
         }))
     })
   })
 }
+
+layer(NodeContext.layer)("readTraces", (it) => {
+  it.scoped("a line that is not a trace fails with reason Corrupt and names the line", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const fs = yield* FileSystem.FileSystem
+      yield* fs.writeFileString(NodePath.join(dir, "2025-03.jsonl"), "{\"trace_id\": 1}\n")
+      const error = yield* Effect.flip(readTraces(dir))
+      assert.strictEqual(error.reason, "Corrupt")
+      assert.strictEqual(error.path, `${NodePath.join(dir, "2025-03.jsonl")}:1`)
+    }))
+})

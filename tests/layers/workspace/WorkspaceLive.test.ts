@@ -1,4 +1,4 @@
-import { FileSystem } from "@effect/platform"
+import { Error as PlatformError, FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Either, Logger, LogLevel } from "effect"
@@ -139,6 +139,25 @@ layer(NodeContext.layer)("WorkspaceLive", (it) => {
       yield* fs.writeFileString(NodePath.join(root, "USER.md"), "Alice")
       assert.strictEqual(yield* workspace.readOptional("USER.md"), "Alice")
       assert.isUndefined(yield* workspace.readOptional("nope.md"))
-      assert.strictEqual((yield* Effect.flip(workspace.readOptional(".audit")))._tag, "WorkspaceError")
+      const error = yield* Effect.flip(workspace.readOptional(".audit"))
+      assert.strictEqual(error._tag, "WorkspaceError")
+      assert.strictEqual(error.reason, "Io")
     }))
+
+  it.effect("a folder that cannot be created for lack of permission fails with reason NotWritable", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(makeWorkspace("/nowhere"))
+      assert.strictEqual(error.reason, "NotWritable")
+      assert.include(error.message, "cannot prepare the workspace: PermissionDenied")
+    }).pipe(Effect.provide(FileSystem.layerNoop({
+      makeDirectory: (path) =>
+        Effect.fail(
+          new PlatformError.SystemError({
+            reason: "PermissionDenied",
+            module: "FileSystem",
+            method: "makeDirectory",
+            pathOrDescriptor: path
+          })
+        )
+    }))))
 })

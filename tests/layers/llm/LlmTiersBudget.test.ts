@@ -1,0 +1,85 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Logger, LogLevel } from "effect"
+import { BudgetExceeded } from "../../../src/domain/Errors.js"
+import { makeLlmTiers } from "../../../src/layers/llm/LlmTiers.js"
+import { Budget } from "../../../src/services/Budget.js"
+import { fake, ok, request, settings } from "./support.js"
+
+/** A budget that refuses every call to the models in `dear`, and counts the reservations asked for. */
+const budgetRefusing = (dear: ReadonlyArray<string>) => {
+  const asked: Array<string> = []
+  const budget = Budget.of({
+    status: Effect.dieMessage("not used"),
+    reserve: (call) =>
+      Effect.suspend(() => {
+        asked.push(call.model)
+        return dear.includes(call.model)
+          ? Effect.fail(
+            new BudgetExceeded({ spentEur: 1.5, reservedEur: 0, callEur: 0.75, hardCapEur: 2, resetsAt: 0 })
+          )
+          : Effect.succeed({ id: `r-${asked.length}`, eur: 0 })
+      }),
+    settle: () => Effect.void,
+    softNoticeGiven: Effect.void,
+    override: () => Effect.dieMessage("not used")
+  })
+  return { budget, asked }
+}
+
+describe("LlmTiers with a budget", () => {
+  it.effect("a refusal surfaces as BudgetExceeded, not LlmError: no call, no retry, nothing cools down", () =>
+    Effect.gen(function*() {
+      const a = fake("a", [ok("never")])
+      const { asked, budget } = budgetRefusing(["a"])
+      const llm = makeLlmTiers({ frontier: [a.provider], "local-fast": [] }, settings, budget)
+      const error = yield* Effect.flip(llm.generate(request))
+      assert.strictEqual(error._tag, "BudgetExceeded")
+      assert.strictEqual(a.calls.length, 0)
+      assert.deepStrictEqual(asked, ["a"], "asked once: a refusal is not retried")
+      const [health] = yield* llm.health
+      assert.isNull(health!.lastError)
+      assert.isNull(health!.cooldownUntil)
+    }))
+
+  it.effect("the next provider is tried when its worst case fits, and the refusal is a failed attempt", () =>
+    Effect.gen(function*() {
+      const a = fake("a", [ok("never")])
+      const b = fake("b", [ok("from b")])
+      const { asked, budget } = budgetRefusing(["a"])
+      const llm = makeLlmTiers({ frontier: [a.provider, b.provider], "local-fast": [] }, settings, budget)
+      const response = yield* llm.generate(request).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+      assert.strictEqual(response.provider, "b")
+      assert.deepStrictEqual(asked, ["a", "b"])
+      assert.deepStrictEqual(response.failedAttempts, [{
+        provider: "a",
+        reason: "BudgetExceeded",
+        message: "this call could cost up to 0.7500 EUR: with 1.5000 EUR spent or reserved today that passes the " +
+          "2.00 EUR hard cap"
+      }])
+    }))
+
+  it.effect("every provider refused: the first refusal; one called and failed: its error, refusals listed", () =>
+    Effect.gen(function*() {
+      const both = budgetRefusing(["a", "b"])
+      const refusing = makeLlmTiers(
+        { frontier: [fake("a", []).provider, fake("b", []).provider], "local-fast": [] },
+        settings,
+        both.budget
+      )
+      assert.strictEqual((yield* Effect.flip(refusing.generate(request)))._tag, "BudgetExceeded")
+      assert.deepStrictEqual(both.asked, ["a", "b"])
+
+      const failing = makeLlmTiers(
+        { frontier: [fake("a", []).provider, fake("b", ["Auth"]).provider], "local-fast": [] },
+        settings,
+        budgetRefusing(["a"]).budget
+      )
+      const error = yield* Effect.flip(failing.generate(request))
+      if (error._tag !== "LlmError") return assert.fail(`expected an LlmError, got ${error._tag}`)
+      assert.strictEqual(error.reason, "Auth")
+      assert.deepStrictEqual(error.attempts?.map((attempt) => `${attempt.provider}:${attempt.reason}`), [
+        "a:BudgetExceeded",
+        "b:Auth"
+      ])
+    }))
+})
