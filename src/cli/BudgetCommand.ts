@@ -1,10 +1,8 @@
 import { Clock, Console, DateTime, Effect } from "effect"
 import * as NodeOs from "node:os"
+import { localMinute as local } from "../domain/Time.js"
 import { Budget, type BudgetStatus } from "../services/Budget.js"
 import { UsageError } from "./Args.js"
-
-const local = (millis: number, timeZone: string): string =>
-  new Date(millis).toLocaleString("sv-SE", { timeZone }).slice(0, 16)
 
 const inHours = (from: number, to: number): string => {
   const minutes = Math.max(0, Math.round((to - from) / 60_000))

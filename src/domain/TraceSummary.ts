@@ -1,9 +1,10 @@
 import type { AuditRecordOf } from "./AuditRecord.js"
 import type { ActionStep, ExecutionTrace } from "./ExecutionTrace.js"
+import { isoAt } from "./Time.js"
 
 const iso = (trace: ExecutionTrace, field: "started_at" | "finished_at"): string => {
   const value = trace[field]
-  return value === null ? new Date(0).toISOString() : new Date(value.epochMillis).toISOString()
+  return value === null ? isoAt(0) : isoAt(value.epochMillis)
 }
 
 const summary = (step: ActionStep): string => {

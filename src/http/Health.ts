@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Config, Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
+import { isoAt } from "../domain/Time.js"
 import { Budget } from "../services/Budget.js"
 import { Llm, type ProviderHealth } from "../services/Llm.js"
 import { Metrics } from "../services/Metrics.js"
@@ -57,7 +58,7 @@ export interface HealthReport {
 /** The LLM counts as down when every provider has been failing, with no success, for longer than this. */
 export const LLM_DOWN_AFTER_MS = 5 * 60_000
 
-const iso = (millis: number | null) => (millis === null ? null : new Date(millis).toISOString())
+const iso = (millis: number | null) => (millis === null ? null : isoAt(millis))
 const mb = (bytes: number) => Math.round(bytes / 1048576 * 10) / 10
 const failing = (p: ProviderHealth) =>
   p.lastError !== null && (p.lastSuccessAt === null || p.lastError.at > p.lastSuccessAt)

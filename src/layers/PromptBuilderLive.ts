@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { Message, SystemBlock } from "../domain/LlmTypes.js"
+import { isoAt } from "../domain/Time.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
 import { resultText, truncateMiddle, wrapUntrusted } from "../domain/ToolResultText.js"
@@ -86,7 +87,7 @@ export const PromptBuilderLive = Layer.effect(
       if (!tool.external) return Effect.succeed(text)
       return Effect.map(
         ids.next("wrapper"),
-        (id) => wrapUntrusted(text, result.source ?? tool.name, new Date(retrievedAt).toISOString(), id)
+        (id) => wrapUntrusted(text, result.source ?? tool.name, isoAt(retrievedAt), id)
       )
     }
 

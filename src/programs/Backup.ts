@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import { BackupError } from "../domain/BackupError.js"
 import { messageOf } from "../domain/Errors.js"
 import { syncPath } from "../domain/FileSync.js"
+import { isInside } from "../domain/Paths.js"
 
 /**
  * The workspace backup (seed 003 section 8): `workspace-YYYYMMDD-HHMM.tar.gz` (UTC) made with the system's
@@ -71,8 +72,7 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
 }) {
   const workspace = NodePath.resolve(options.workspace)
   const dest = NodePath.resolve(options.dest)
-  const relative = NodePath.relative(workspace, dest)
-  if (relative === "" || (!relative.startsWith("..") && !NodePath.isAbsolute(relative))) {
+  if (isInside(workspace, dest)) {
     const message = `the backup folder must be outside the workspace ${workspace}`
     return yield* new BackupError({ path: dest, reason: "InsideWorkspace", message })
   }

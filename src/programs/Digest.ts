@@ -1,10 +1,11 @@
 import { Clock, Effect, Layer } from "effect"
 import { budgetExceededMessage } from "../domain/Errors.js"
+import { localDay, localDayBounds } from "../domain/Time.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { everyDay } from "./Daily.js"
-import { dayBounds, digestFacts, isDigestDay, keepsNumbers, localDay, renderDigest } from "./digest/DigestText.js"
+import { digestFacts, isDigestDay, keepsNumbers, renderDigest } from "./digest/DigestText.js"
 
 const polishPrompt = "Rewrite this daily activity report of a personal assistant so that it reads well, in English, " +
   "keeping its sections and emoji. Keep every number, date and time exactly as written and add no number. " +
@@ -48,7 +49,7 @@ export const dailyDigest = Effect.fn("Digest.daily")(function*(options: DigestOp
   const timeZone = config.budget.timeZone
   if (!isDigestDay(options.day)) return yield* Effect.dieMessage(`digest: not a day: ${options.day}`)
   const day = options.day === "today" ? localDay(yield* Clock.currentTimeMillis, timeZone) : options.day
-  const records = yield* audit.query({ ...dayBounds(day, timeZone), limit: Number.MAX_SAFE_INTEGER })
+  const records = yield* audit.query({ ...localDayBounds(day, timeZone), limit: Number.MAX_SAFE_INTEGER })
   const facts = digestFacts(day, records, { timeZone, usdToEur: config.usdToEur, softCapEur: config.budget.softCapEur })
   const plain = renderDigest(facts)
   const polished = options.polish && (yield* Llm).providers.length > 0
@@ -62,7 +63,7 @@ export type Digest = Effect.Effect.Success<ReturnType<typeof dailyDigest>>
 /** Before noon the digest is of the day before (a morning digest), from noon on of the day itself. */
 const digestDayAt = (millis: number, timeZone: string): string =>
   Number(new Intl.DateTimeFormat("en-GB", { timeZone, hour: "2-digit", hourCycle: "h23" }).format(millis)) < 12
-    ? localDay(dayBounds(localDay(millis, timeZone), timeZone).since - 1, timeZone)
+    ? localDay(localDayBounds(localDay(millis, timeZone), timeZone).since - 1, timeZone)
     : localDay(millis, timeZone)
 
 /** Sends the digest every day at `digest.dailyAt` in the budget's time zone, for as long as the layer lives. */

@@ -4,9 +4,10 @@ import { digestCommand } from "../../src/cli/Digest.js"
 import type { AuditRecord, AuditRecordOf } from "../../src/domain/AuditRecord.js"
 import type { Outcome } from "../../src/domain/ExecutionTrace.js"
 import type { ScriptEntry } from "../../src/domain/ScriptEntry.js"
+import { localDayBounds as dayBounds } from "../../src/domain/Time.js"
 import { TestLayer } from "../../src/layers/Test.js"
 import { dailyDigest, type Digest, DigestSchedule } from "../../src/programs/Digest.js"
-import { dayBounds, keepsNumbers } from "../../src/programs/digest/DigestText.js"
+import { keepsNumbers } from "../../src/programs/digest/DigestText.js"
 import { AuditLog } from "../../src/services/AuditLog.js"
 
 const trace = (

@@ -1,5 +1,6 @@
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, ParseResult, Schema } from "effect"
+import { isoAt } from "../../domain/Time.js"
 import { type ApprovalAsker, ApprovalRouter } from "../../services/ApprovalRouter.js"
 import { type AnswerOutcome, type ApprovalDecision, Approvals, type PendingApproval } from "../../services/Approvals.js"
 
@@ -39,7 +40,7 @@ export const pendingJson = (pending: PendingApproval) => ({
   args: pending.request.args,
   args_hash: pending.request.argsHash,
   tainted_by: pending.request.tainted?.sources ?? null,
-  expires_at: new Date(pending.expiresAt).toISOString()
+  expires_at: isoAt(pending.expiresAt)
 })
 
 const refusalStatus: Record<Extract<AnswerOutcome, { accepted: false }>["reason"], number> = {

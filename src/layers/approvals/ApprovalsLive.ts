@@ -1,6 +1,7 @@
 import { Clock, Deferred, Duration, Effect, Either, Layer, Option } from "effect"
 import type { ApprovalVia } from "../../domain/ApprovalVia.js"
 import type { AuditError } from "../../domain/Errors.js"
+import { isoAt } from "../../domain/Time.js"
 import { ApprovalChannel } from "../../services/ApprovalChannel.js"
 import {
   type AnswerOutcome,
@@ -17,7 +18,6 @@ import { type Grant, grantEffectClass, makeGrants } from "./Grants.js"
 import {
   type ApprovalRecord,
   approvalRecord,
-  isoAt,
   requestReason,
   type Subject,
   subjectOfRequest,

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { answeredVias } from "../../domain/ApprovalVia.js"
+import { isoAt } from "../../domain/Time.js"
 import type { AnswerOutcome, ApprovalAnswer, ApprovalDecision, ApprovalRequest } from "../../services/Approvals.js"
 import type { StoredRequest } from "./Store.js"
 
@@ -41,7 +42,7 @@ export const answeredReason = (request: ApprovalRequest, answer: ApprovalAnswer,
   const scope = `${request.tool} on ${targetGlobOf(answer.decision) ?? request.target}`
   if (window === undefined) return `approved once by ${answer.answerer}`
   if (window === null) return `approved by ${answer.answerer} for this session (${scope})`
-  return `approved by ${answer.answerer} until ${new Date(window).toISOString()} (${scope})`
+  return `approved by ${answer.answerer} until ${isoAt(window)} (${scope})`
 }
 
 export type Refusal = Extract<AnswerOutcome, { readonly accepted: false }>["reason"]

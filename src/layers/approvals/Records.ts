@@ -1,5 +1,6 @@
 import type { ApprovalRecordVia } from "../../domain/ApprovalVia.js"
 import type { ApprovalRecord as ApprovalRecordSchema } from "../../domain/AuditRecord.js"
+import { isoAt } from "../../domain/Time.js"
 import type { ApprovalRequest } from "../../services/Approvals.js"
 import type { StoredRequest } from "./Store.js"
 
@@ -42,8 +43,6 @@ export const unknownSubject = (sender: string): Subject => ({
   effect_class: "",
   args_hash: ""
 })
-
-export const isoAt = (millis: number): string => new Date(millis).toISOString()
 
 export const approvalRecord = (
   at: number,

@@ -3,6 +3,7 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type AuditRecord, decodeAuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
+import { isInside } from "../../domain/Paths.js"
 import { AuditLog, type AuditQuery } from "../../services/AuditLog.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
@@ -24,11 +25,6 @@ const SYNC_INTERVAL = Duration.millis(200)
 /** The longest a record waits for a checkpoint to anchor it. */
 const CHECKPOINT_INTERVAL = Duration.seconds(60)
 
-const inside = (parent: string, path: string) => {
-  const relative = NodePath.relative(parent, path)
-  return relative === "" || (!relative.startsWith("..") && !NodePath.isAbsolute(relative))
-}
-
 /**
  * The audit log in JSONL files (DESIGN section 9, seed 003 sections 3 and 8): append-only, hash-chained,
  * signed with forward-secure keys, anchored by checkpoints kept outside the folder, rotated monthly, queried
@@ -40,7 +36,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
   Effect.gen(function*() {
     const auditDir = NodePath.resolve(options.auditDir)
     const keyDir = NodePath.resolve(options.keyDir)
-    if (inside(auditDir, keyDir)) {
+    if (isInside(auditDir, keyDir)) {
       return yield* new AuditError({
         path: keyDir,
         reason: "Misconfigured",

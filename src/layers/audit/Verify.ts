@@ -1,6 +1,7 @@
 import { Effect, ParseResult, Schema } from "effect"
 import { auditFileOf } from "../../domain/AuditQuery.js"
 import { decodeAuditRecord, Sealed } from "../../domain/AuditRecord.js"
+import { isoAt } from "../../domain/Time.js"
 import type { IntegrityProblem, IntegrityReport } from "../../services/AuditLog.js"
 import { type Checkpoint, readCheckpoints } from "./Checkpoints.js"
 import { epochOf } from "./Keys.js"
@@ -138,7 +139,7 @@ const makeChainCheck = (
       report(file, number, "chain_break", `a ${record.right.kind} record does not belong in ${file}`)
     }
     if (at < lastAt - MONOTONIC_SLACK_MS) {
-      const before = new Date(lastAt).toISOString()
+      const before = isoAt(lastAt)
       report(file, number, "non_monotonic", `${record.right.at} is earlier than ${before} before it`)
     }
     lastAt = Math.max(lastAt, at)

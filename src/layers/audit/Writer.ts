@@ -2,6 +2,7 @@ import { Clock, Deferred, Effect, Exit, Option, Queue, Ref, Scope } from "effect
 import { auditFileOf } from "../../domain/AuditQuery.js"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
+import { isoAt as iso } from "../../domain/Time.js"
 import { makeChainFiles } from "./ChainFiles.js"
 import { type CheckpointReason, makeCheckpointWriter } from "./Checkpoints.js"
 import { loadHeads, newHead, type Repair } from "./Heads.js"
@@ -50,8 +51,6 @@ const triggerOf = (record: AuditRecord): CheckpointReason | undefined =>
     : record.kind === "budget_override"
     ? "budget_override"
     : undefined
-
-const iso = (millis: number) => new Date(millis).toISOString()
 
 export const makeWriter = (options: WriterOptions) =>
   Effect.gen(function*() {

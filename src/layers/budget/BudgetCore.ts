@@ -2,6 +2,7 @@ import { Clock, DateTime, Effect } from "effect"
 import type { ModelPrice } from "../../domain/AppConfig.js"
 import { BudgetExceeded } from "../../domain/Errors.js"
 import { costUsd, priceOf } from "../../domain/Pricing.js"
+import { localDay, nextLocalMidnight } from "../../domain/Time.js"
 import { Budget, type BudgetStatus, type Reservation } from "../../services/Budget.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 
@@ -22,16 +23,6 @@ export interface BudgetSettings {
   readonly usdToEur: number
   readonly pricing: Readonly<Record<string, ModelPrice>>
 }
-
-export const dayOf = (millis: number, timeZone: string): string => {
-  const { day, month, year } = DateTime.toParts(DateTime.unsafeMakeZoned(millis, { timeZone }))
-  return `${year}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`
-}
-
-export const nextMidnight = (millis: number, timeZone: string): number =>
-  DateTime.toEpochMillis(
-    DateTime.add(DateTime.startOf(DateTime.unsafeMakeZoned(millis, { timeZone }), "day"), { days: 1 })
-  )
 
 export const freshDay = (day: string): BudgetState => ({
   day,
@@ -61,14 +52,14 @@ export const makeBudgetCore = (
     let bounds = { start: 0, end: 0 }
     const rollover = (now: number) => {
       if (now >= bounds.start && now < bounds.end) return
-      const end = nextMidnight(now, settings.timeZone)
+      const end = nextLocalMidnight(now, settings.timeZone)
       bounds = {
         start: DateTime.toEpochMillis(
           DateTime.subtract(DateTime.unsafeMakeZoned(end, { timeZone: settings.timeZone }), { days: 1 })
         ),
         end
       }
-      const today = dayOf(now, settings.timeZone)
+      const today = localDay(now, settings.timeZone)
       if (today !== state.day) state = { ...freshDay(today), reservations: state.reservations }
     }
     const hardCapActive = (now: number) => state.overrideUntil === null || now >= state.overrideUntil
@@ -124,7 +115,7 @@ export const makeBudgetCore = (
               reservedEur,
               callEur: eur,
               hardCapEur: settings.hardCapEur,
-              resetsAt: nextMidnight(now, settings.timeZone)
+              resetsAt: nextLocalMidnight(now, settings.timeZone)
             })
           )
         }

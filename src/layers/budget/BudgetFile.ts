@@ -2,6 +2,7 @@ import { Effect, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { syncPath } from "../../domain/FileSync.js"
+import { isoAt } from "../../domain/Time.js"
 import type { BudgetState } from "./BudgetCore.js"
 
 /** budget.json on disk (snake_case, like every file myclaw writes). */
@@ -61,7 +62,7 @@ export const saveBudgetFile = (file: string, timeZone: string, state: BudgetStat
       reservations: state.reservations,
       override_until: state.overrideUntil,
       soft_notice_given: state.softNoticeGiven,
-      updated_at: new Date(now).toISOString()
+      updated_at: isoAt(now)
     }
     const handle = await NodeFs.open(temp, "w", 0o600)
     try {

@@ -1,10 +1,12 @@
 import { Clock, Effect, Layer } from "effect"
 import * as NodePath from "node:path"
+import { localDay } from "../../domain/Time.js"
+import { isoAt } from "../../domain/Time.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
-import { budgetService, type BudgetSettings, type BudgetState, dayOf, freshDay, makeBudgetCore } from "./BudgetCore.js"
+import { budgetService, type BudgetSettings, type BudgetState, freshDay, makeBudgetCore } from "./BudgetCore.js"
 import { loadBudgetFile, saveBudgetFile } from "./BudgetFile.js"
 
 /** Today's counters from the audit log: the settled cost of today's traces and today's override, if any. */
@@ -15,7 +17,7 @@ const rebuildFromAudit = (settings: BudgetSettings, day: string, now: number) =>
     const traces = yield* audit.query({ kind: "trace", since, limit: 1_000_000 })
     const overrides = yield* audit.query({ kind: "budget_override", since, limit: 1_000 })
     const today = <R extends { readonly at: string }>(records: ReadonlyArray<R>) =>
-      records.filter((record) => dayOf(Date.parse(record.at), settings.timeZone) === day)
+      records.filter((record) => localDay(Date.parse(record.at), settings.timeZone) === day)
     const spentUsd = today(traces).reduce((total, record) => total + ("cost_usd" in record ? record.cost_usd : 0), 0)
     const override = today(overrides).map((record) => ("until" in record ? Date.parse(record.until) : 0)).sort().at(-1)
     const state: BudgetState = {
@@ -40,7 +42,7 @@ export const BudgetLive = Layer.effect(
     const settings: BudgetSettings = { ...config.budget, usdToEur: config.usdToEur, pricing: config.pricing }
     const file = NodePath.join(workspace.root, ".audit", "budget.json")
     const now = yield* Clock.currentTimeMillis
-    const today = dayOf(now, settings.timeZone)
+    const today = localDay(now, settings.timeZone)
     const loaded = yield* loadBudgetFile(file)
     let initial: BudgetState
     if (loaded._tag === "Loaded") {
@@ -78,9 +80,9 @@ export const BudgetLive = Layer.effect(
         const at = yield* Clock.currentTimeMillis
         yield* audit.append({
           kind: "budget_override",
-          at: new Date(at).toISOString(),
+          at: isoAt(at),
           sender: request.sender,
-          until: new Date(request.until).toISOString(),
+          until: isoAt(request.until),
           reason: request.reason
         })
         yield* core.setOverride(request.until)

@@ -4,6 +4,7 @@ import { Clock, Effect, Either, Option, ParseResult, Redacted, Schema } from "ef
 import type { AnthropicProviderConfig } from "../../domain/AppConfig.js"
 import { LlmError } from "../../domain/Errors.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
+import { truncateEnd } from "../../domain/Text.js"
 import {
   encodeRequest,
   ErrorBody,
@@ -25,13 +26,10 @@ const describeIssues = (error: ParseResult.ParseError): string =>
     .map((issue) => (issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`))
     .join("; ")
 
-const truncate = (text: string, max = 500): string =>
-  text.length <= max ? text : `${text.slice(0, max)}... (${text.length} characters)`
-
 /** The provider's own words: `error.type: error.message` from the typed body, else the raw body. */
 const errorText = (body: string): string =>
   Either.match(decodeError(body), {
-    onLeft: () => (body.trim() === "" ? "(empty body)" : truncate(body)),
+    onLeft: () => (body.trim() === "" ? "(empty body)" : `${truncateEnd(body, 500)} (${body.length} characters)`),
     onRight: ({ error, request_id }) =>
       `${error.type}: ${error.message}${typeof request_id === "string" ? ` (request_id ${request_id})` : ""}`
   })

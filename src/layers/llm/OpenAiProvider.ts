@@ -4,6 +4,7 @@ import type { OpenAiProviderConfig } from "../../domain/AppConfig.js"
 import { LlmError } from "../../domain/Errors.js"
 import type { FinishReason } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
+import { truncateEnd } from "../../domain/Text.js"
 import { toolCallFromWire } from "../../domain/ToolCall.js"
 import { badResponse, statusError, transportError } from "./HttpFailure.js"
 import { ChatCompletion, chatCompletionBody, errorBodyMessage, WireErrorBody } from "./OpenAiWire.js"
@@ -20,13 +21,11 @@ const parseJson = (text: string): Option.Option<unknown> => {
   }
 }
 
-const truncate = (text: string, max: number) => text.length <= max ? text : `${text.slice(0, max)}…`
-
 /** The typed error body's message, else the raw body (truncated): what the provider said, never a guess. */
 const providerMessage = (text: string): string =>
   Option.flatMap(parseJson(text), decodeErrorBody).pipe(
     Option.map(errorBodyMessage),
-    Option.getOrElse(() => text.trim() === "" ? "(empty body)" : truncate(text.trim(), 500))
+    Option.getOrElse(() => text.trim() === "" ? "(empty body)" : truncateEnd(text.trim(), 500))
   )
 
 /** The status line came but the body did not (reset mid-body): a transport failure, as retryable as a refusal. */
@@ -115,7 +114,7 @@ export const makeOpenAiProvider = (
 
     const decodeBody = (text: string): Either.Either<ProviderResponse, LlmError> => {
       const json = parseJson(text)
-      if (Option.isNone(json)) return Either.left(badResponse(name, `the body is not JSON: ${truncate(text, 200)}`))
+      if (Option.isNone(json)) return Either.left(badResponse(name, `the body is not JSON: ${truncateEnd(text, 200)}`))
       return decodeCompletion(json.value).pipe(
         Either.mapLeft((error) =>
           badResponse(

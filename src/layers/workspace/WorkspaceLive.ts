@@ -2,6 +2,7 @@ import { type Error as PlatformError, FileSystem } from "@effect/platform"
 import { Config, Effect, Either, Layer } from "effect"
 import * as NodePath from "node:path"
 import { messageOf, PathEscapeError, WorkspaceError } from "../../domain/Errors.js"
+import { isInside, relativeInside } from "../../domain/Paths.js"
 import { Workspace } from "../../services/Workspace.js"
 import { defaultWorkspaceFiles } from "./WorkspaceDefaults.js"
 
@@ -29,13 +30,8 @@ export const makeWorkspace = (home: string) =>
       }
     }
 
-    const lexical = (path: string): string | undefined => {
-      const absolute = NodePath.resolve(root, path)
-      const rel = NodePath.relative(root, absolute)
-      const escapes = rel === ".." || rel.startsWith(`..${NodePath.sep}`) || NodePath.isAbsolute(rel)
-      return rel === "" ? "." : escapes ? undefined : rel
-    }
-    const inside = (real: string) => real === root || real.startsWith(root + NodePath.sep)
+    const lexical = (path: string): string | undefined => relativeInside(root, NodePath.resolve(root, path))
+    const inside = (real: string) => isInside(root, real)
 
     const relative = (path: string) => {
       const rel = lexical(path)

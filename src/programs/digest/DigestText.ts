@@ -1,6 +1,6 @@
-import { DateTime } from "effect"
 import type { SealedRecord } from "../../domain/AuditRecord.js"
 import { type Outcome, outcomes } from "../../domain/ExecutionTrace.js"
+import { isCalendarDay } from "../../domain/Time.js"
 
 /** The facts of one local day, computed from its audit records; the text is rendered from these alone. */
 export interface DigestFacts {
@@ -26,27 +26,7 @@ export interface DigestFacts {
 }
 
 /** `today`, or a real calendar day as `YYYY-MM-DD`. */
-export const isDigestDay = (text: string): boolean =>
-  text === "today" ||
-  (/^\d{4}-\d{2}-\d{2}$/.test(text) && new Date(`${text}T12:00:00Z`).toISOString().slice(0, 10) === text)
-
-/** `YYYY-MM-DD` of `millis` in `timeZone`. */
-export const localDay = (millis: number, timeZone: string): string =>
-  DateTime.formatIsoDate(DateTime.unsafeMakeZoned(millis, { timeZone }))
-
-/** The first and last millisecond of a local day (23 or 25 hours long on DST days). */
-export const dayBounds = (day: string, timeZone: string): { readonly since: number; readonly until: number } => {
-  const [year, month, date] = day.split("-").map(Number) as [number, number, number]
-  const next = new Date(Date.UTC(year, month - 1, date + 1))
-  const start = (y: number, m: number, d: number) =>
-    DateTime.toEpochMillis(
-      DateTime.unsafeMakeZoned({ year: y, month: m, day: d }, { timeZone, adjustForTimeZone: true })
-    )
-  return {
-    since: start(year, month, date),
-    until: start(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate()) - 1
-  }
-}
+export const isDigestDay = (text: string): boolean => text === "today" || isCalendarDay(text)
 
 const of = <K extends SealedRecord["kind"]>(records: ReadonlyArray<SealedRecord>, kind: K) =>
   records.filter((record): record is Extract<SealedRecord, { readonly kind: K }> => record.kind === kind)

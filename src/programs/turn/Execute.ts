@@ -1,4 +1,5 @@
 import { Cause, Clock, Effect, Exit } from "effect"
+import { isoAt } from "../../domain/Time.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
@@ -81,7 +82,7 @@ export const observe = (
     if (suspicion !== undefined) {
       yield* (yield* AuditLog).append({
         kind: "injection_suspected",
-        at: new Date(executed.finishedAt).toISOString(),
+        at: isoAt(executed.finishedAt),
         trace_id: context.traceId,
         session_id: context.sessionId,
         sender: context.channel,

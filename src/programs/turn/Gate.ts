@@ -2,6 +2,7 @@ import { Clock, Data, Effect, Either } from "effect"
 import { argsHash, verifyApprovedArgs } from "../../domain/ArgsHash.js"
 import type { AuditError } from "../../domain/Errors.js"
 import type { ActionStep, ApprovalRecord } from "../../domain/ExecutionTrace.js"
+import { isoAt } from "../../domain/Time.js"
 import type { PreparedCall, Tool } from "../../domain/Tool.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import { Approvals } from "../../services/Approvals.js"
@@ -47,7 +48,7 @@ const writeAhead = (context: GateContext, judged: Judged, approvalRequestId: str
     const audit = yield* AuditLog
     return yield* audit.append({
       kind: "tool_decision",
-      at: new Date(yield* Clock.currentTimeMillis).toISOString(),
+      at: isoAt(yield* Clock.currentTimeMillis),
       trace_id: context.traceId,
       session_id: context.sessionId,
       sender: context.channel,

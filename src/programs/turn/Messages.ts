@@ -1,13 +1,13 @@
 import type { LlmError } from "../../domain/Errors.js"
 import type { Outcome } from "../../domain/ExecutionTrace.js"
+import { localMinute } from "../../domain/Time.js"
 import type { BudgetStatus } from "../../services/Budget.js"
 import type { Gate, Run } from "./Gate.js"
 
 /** The pre-written answers of the turn: no LLM is involved in writing them. */
 
 const resetTime = (status: BudgetStatus): string => {
-  const local = new Date(status.resetsAt).toLocaleString("sv-SE", { timeZone: status.timeZone }).slice(0, 16)
-  return `${local} ${status.timeZone}`
+  return `${localMinute(status.resetsAt, status.timeZone)} ${status.timeZone}`
 }
 
 export const budgetHitMessage = (status: BudgetStatus): string =>

@@ -1,4 +1,5 @@
 import { Clock, Effect } from "effect"
+import { isoAt } from "../../domain/Time.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Workspace } from "../../services/Workspace.js"
 
@@ -37,7 +38,7 @@ export const recordingEdits = <A extends { readonly result: { readonly status: s
     const after = (yield* read) ?? ""
     yield* (yield* AuditLog).append({
       kind: "workspace_edit",
-      at: new Date(yield* Clock.currentTimeMillis).toISOString(),
+      at: isoAt(yield* Clock.currentTimeMillis),
       file: edit.target,
       author: "agent",
       trace_id: edit.traceId,
