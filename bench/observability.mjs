@@ -1,4 +1,4 @@
-// Scenario "observability" (issue 6), against the compiled runtime (../dist; npm run build first). One JSON
+// Scenario "observability", against the compiled runtime (../dist; npm run build first). One JSON
 // line on stdout:
 //   metrics_render_ms_10k_series  median time of what GET /metrics does with 10,000 label combinations in the
 //                                 registry: Metric.snapshot, the myclaw_/process_ filter, renderPrometheus

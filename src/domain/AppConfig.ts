@@ -117,7 +117,7 @@ const Digest = Schema.Struct({
   dailyAt: withDefault(Schema.NullOr(ClockTime), () => "22:00")
 })
 
-/** myclaw.json (DESIGN section 12); every field has a default, so `{}` is a valid configuration. */
+/** myclaw.json; every field has a default, so `{}` is a valid configuration. */
 export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   tiers: withDefault(Tiers, () => ({ frontier: [], "local-fast": [] })),
   maxSteps: withDefault(PositiveInt, () => 10),

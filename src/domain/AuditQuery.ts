@@ -9,7 +9,7 @@ export interface AuditQuery {
   readonly limit: number
 }
 
-/** The audit file a record belongs to (seed 003 section 3); traces and other events go to the month's file. */
+/** The audit file a record belongs to; traces and other events go to the month's file. */
 export const auditFileOf = (record: AuditRecord): string => {
   switch (record.kind) {
     case "approval":

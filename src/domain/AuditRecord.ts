@@ -3,7 +3,7 @@ import { ApprovalRecordVia } from "./ApprovalVia.js"
 import { Outcome } from "./ExecutionTrace.js"
 
 /**
- * Audit records (DESIGN section 9, seed 003 section 3): one JSON line each, validated by kind. Every record
+ * Audit records: one JSON line each, validated by kind. Every record
  * has `kind` and `at` (ISO 8601 UTC); the audit log adds `seq`, `prev` and `sig` when it appends.
  */
 const At = Schema.String.pipe(Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/, {

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { ApprovalVia } from "./ApprovalVia.js"
 import { PolicyVerdict, ToolCall, ToolResult, Validation } from "./ToolCall.js"
 
-/** The six ways a turn ends (DESIGN section 2). */
+/** The six ways a turn ends. */
 export const Outcome = Schema.Literal(
   "success",
   "tool_hallucination",
@@ -86,7 +86,7 @@ export type CriticStep = typeof CriticStep.Type
 export const TraceStep = Schema.Union(ThoughtStep, ActionStep, CriticStep)
 export type TraceStep = typeof TraceStep.Type
 
-/** The single source of truth of a turn (DESIGN section 9, seed 000 section 5). */
+/** The single source of truth of a turn. */
 export const ExecutionTrace = Schema.Struct({
   trace_id: Schema.String,
   session_id: Schema.String,

@@ -1,5 +1,5 @@
 /**
- * Text in untrusted content that looks like an attempt to steer the model (DESIGN section 3): it is never
+ * Text in untrusted content that looks like an attempt to steer the model: it is never
  * executed (the content stays wrapped as data); it is recorded as `injection_suspected` for the owner.
  */
 const patterns: ReadonlyArray<readonly [string, RegExp]> = [

@@ -2,7 +2,7 @@ import type { FailedAttempt, FinishReason, Tier } from "./ExecutionTrace.js"
 import type { ToolCall } from "./ToolCall.js"
 
 /**
- * The Llm port's own vocabulary (DESIGN section 5): messages and a tool catalog in; text, raw tool
+ * The Llm port's own vocabulary: messages and a tool catalog in; text, raw tool
  * calls, usage and finish reason out. Invalid tool calls are data here, never an exception.
  */
 

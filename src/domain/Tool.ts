@@ -21,7 +21,7 @@ export interface PreparedCall {
   readonly execute: Effect.Effect<ToolOutput, ToolFailure>
 }
 
-/** A tool of the catalog (DESIGN section 8), with its parameter schema erased behind `prepare`. */
+/** A tool of the catalog, with its parameter schema erased behind `prepare`. */
 export interface Tool {
   readonly name: string
   readonly description: string

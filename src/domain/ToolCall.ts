@@ -23,7 +23,7 @@ export const toolCallFromWire = (id: string, name: string, args: unknown): ToolC
   }
 }
 
-/** success / empty / partial / failed (seed 001): a failed side-effecting call is never blindly retried. */
+/** success / empty / partial / failed: a failed side-effecting call is never blindly retried. */
 export const ToolResultStatus = Schema.Literal("success", "empty", "partial", "failed")
 export type ToolResultStatus = typeof ToolResultStatus.Type
 

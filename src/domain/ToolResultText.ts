@@ -1,6 +1,6 @@
 import type { ToolResult } from "./ToolCall.js"
 
-/** Tool results are truncated by the runtime, never by the model (DESIGN section 3). */
+/** Tool results are truncated by the runtime, never by the model. */
 export const MAX_RESULT_BYTES = 2048
 
 export const formatSize = (bytes: number): string =>
@@ -39,7 +39,7 @@ export const neutralise = (content: string): string =>
   content.replace(forgedTag, (_match, slash: string) => `&lt;${slash === "" ? "" : "/"}untrusted`)
 
 /**
- * Wraps external content so that the model treats it as data (DESIGN section 3). The id is random per
+ * Wraps external content so that the model treats it as data. The id is random per
  * wrapper and repeated in the closing tag; tags inside the content are neutralised, so it cannot close
  * the wrapper or open a fake one.
  */

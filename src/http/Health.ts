@@ -64,7 +64,7 @@ const failing = (p: ProviderHealth) =>
   p.lastError !== null && (p.lastSuccessAt === null || p.lastError.at > p.lastSuccessAt)
 
 /**
- * GET /health (DESIGN section 10, seed 003 section 6), computed from the services on every call and cheap
+ * GET /health, computed from the services on every call and cheap
  * enough to poll every second. down: workspace missing or not writable, SOUL.md missing, every LLM provider
  * failing for more than 5 minutes. degraded: soft or hard cap reached, SOUL.md changed since start, an LLM
  * tier failing (retrying), no LLM configured. Provider error messages are left out: they may quote a key.

@@ -6,7 +6,7 @@ import { Budget } from "../services/Budget.js"
 import { Metrics } from "../services/Metrics.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 
-/** The families of seed 003 section 5 (names, types and labels are a contract), plus process basics. */
+/** The metric families (names, types and labels are a contract), plus process basics. */
 const traces = Metric.counter("myclaw_traces_total", { description: "Closed traces by outcome", incremental: true })
 const costToday = Metric.gauge("myclaw_cost_eur_today", { description: "Cost of today (local day), in EUR" })
 const latency = Metric.summary({

@@ -23,7 +23,7 @@ const compile = (rule: PolicyRule): CompiledRule => {
 
 const deny = (rule: string, reason: string): PolicyDecision => ({ verdict: "deny", rule, reason })
 
-/** Denials no rule can lift (DESIGN section 7, issue 4). */
+/** Denials no rule can lift. */
 const hardDenial = ({ provenance, target, tool }: PolicyInput): PolicyDecision | undefined => {
   if (tool.targetKind === "host" && provenance.untrustedHosts.has(target) && !provenance.userMessage.includes(target)) {
     return deny("builtin:untrusted-egress", `${target} first appeared in untrusted content and you did not name it`)

@@ -8,7 +8,7 @@ import { syncPath } from "../domain/FileSync.js"
 import { isInside } from "../domain/Paths.js"
 
 /**
- * The workspace backup (seed 003 section 8): `workspace-YYYYMMDD-HHMM.tar.gz` (UTC) made with the system's
+ * The workspace backup: `workspace-YYYYMMDD-HHMM.tar.gz` (UTC) made with the system's
  * `tar`, restorable with a plain `tar xzf`, then the retention applied to the destination folder. The
  * derived audit index and the writer's lock are left out: both are rebuilt or retaken on the restored copy.
  */
@@ -28,7 +28,7 @@ export interface RetentionPolicy {
 
 /**
  * Which backups to keep, from their names alone: the newest of each of the last `daily` days that have
- * one, and the first of each of the last `monthly` months that have one (seed 003: 30 daily, 12 monthly).
+ * one, and the first of each of the last `monthly` months that have one (30 daily, 12 monthly by default).
  * Names that are not backups are neither kept nor removed.
  */
 export const retention = (

@@ -28,7 +28,7 @@ export interface IntegrityReport {
   readonly signatures: "all_epochs" | "current_epoch"
 }
 
-/** The append-only, signed audit log (DESIGN section 9): myclaw keeps its own record and cannot hide it. */
+/** The append-only, signed audit log: myclaw keeps its own record and cannot hide it. */
 export class AuditLog extends Context.Tag("myclaw/AuditLog")<AuditLog, {
   /** Durable (per the fsync policy) when it succeeds; a failure means the action it records must not run. */
   readonly append: (record: AuditRecord) => Effect.Effect<void, AuditError>

@@ -28,7 +28,7 @@ export interface Reservation {
   readonly eur: number
 }
 
-/** The daily spending caps (DESIGN section 6): reserve before a call, settle after. */
+/** The daily spending caps: reserve before a call, settle after. */
 export class Budget extends Context.Tag("myclaw/Budget")<Budget, {
   readonly status: Effect.Effect<BudgetStatus>
   /** Refused when spent + reserved + this call's maximum would pass the hard cap (unless overridden). */

@@ -3,7 +3,7 @@ import type { Effect, MetricPair } from "effect"
 import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
 
 /**
- * The process's counters (DESIGN section 10, seed 003 section 5). Everything is derived from closed traces
+ * The process's counters. Everything is derived from closed traces
  * and read at scrape time from the services; `GET /metrics` renders `scrape`.
  */
 export class Metrics extends Context.Tag("myclaw/Metrics")<Metrics, {

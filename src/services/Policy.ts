@@ -14,7 +14,7 @@ export interface PolicyDecision {
   readonly taintedBy?: ReadonlyArray<string> | undefined
 }
 
-/** What the turn knows about where its content came from (the taint rule of issue 4). */
+/** What the turn knows about where its content came from (the taint rule). */
 export interface Provenance {
   /** Sources of untrusted content that entered the turn (`web:example.com`, `file:notes/x.md`). */
   readonly untrustedSources: ReadonlyArray<string>
@@ -31,7 +31,7 @@ export interface PolicyInput {
   readonly provenance: Provenance
 }
 
-/** allow / deny / approve_required for one validated tool call (DESIGN section 7). */
+/** allow / deny / approve_required for one validated tool call. */
 export class Policy extends Context.Tag("myclaw/Policy")<Policy, {
   readonly evaluate: (input: PolicyInput) => Effect.Effect<PolicyDecision>
   /** Replaces the rules (a configuration reload); calls already approved are judged again at launch. */

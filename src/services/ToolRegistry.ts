@@ -10,7 +10,7 @@ export type Validated =
     readonly _tag: "Invalid"
     readonly call: ToolCall
     readonly validation: "unknown_tool" | "schema_error"
-    /** The `tool_error` message for the model (DESIGN section 4). */
+    /** The `tool_error` message for the model. */
     readonly message: string
   }
 

@@ -11,7 +11,7 @@ import { actions, probeTools, recordingLlm, thoughts, writeFile } from "./fixtur
 export type RuntimeUnderTest = AgentRuntime | RecordedTraces | Workspace
 
 /**
- * The AgentRuntime contract (seed 000 section 10): any implementation, given a scripted model, must pass it.
+ * The AgentRuntime contract: any implementation, given a scripted model, must pass it.
  * `make` builds the implementation under test from the same options the TestLayer takes.
  */
 export const agentRuntimeContract = (

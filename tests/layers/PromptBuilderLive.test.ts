@@ -6,7 +6,7 @@ import { Workspace } from "../../src/services/Workspace.js"
 import { recordingLlm, writeFile } from "../contract/fixtures.js"
 
 describe("PromptBuilderLive", () => {
-  it.scoped("blocks come in DESIGN order, stable first, from the workspace files", () => {
+  it.scoped("blocks come in the documented order, stable first, from the workspace files", () => {
     const llm = recordingLlm([{ text: "ok" }])
     return Effect.gen(function*() {
       const workspace = yield* Workspace

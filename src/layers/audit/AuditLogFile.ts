@@ -26,7 +26,7 @@ const SYNC_INTERVAL = Duration.millis(200)
 const CHECKPOINT_INTERVAL = Duration.seconds(60)
 
 /**
- * The audit log in JSONL files (DESIGN section 9, seed 003 sections 3 and 8): append-only, hash-chained,
+ * The audit log in JSONL files: append-only, hash-chained,
  * signed with forward-secure keys, anchored by checkpoints kept outside the folder, rotated monthly, queried
  * through a SQLite index rebuilt from the files whenever needed. Read-only use (verify, query) writes no
  * record: the writer starts (lock, keys, torn-tail repair) at the first append, and lets the folder go when

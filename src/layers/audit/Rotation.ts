@@ -10,7 +10,7 @@ import { fileError, forEachLine } from "./Lines.js"
 import { monthOfFile } from "./Seal.js"
 
 /**
- * Monthly rotation (seed 003 section 8): traces and events of a month go to `YYYY-MM.jsonl`; at the first
+ * Monthly rotation: traces and events of a month go to `YYYY-MM.jsonl`; at the first
  * append of a new month the new file starts by name and the previous one is compressed to
  * `YYYY-MM.jsonl.gz`. The plain file is deleted only once the archive is synced and reads back identical.
  */

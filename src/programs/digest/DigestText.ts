@@ -70,7 +70,7 @@ const notableEvents = (records: ReadonlyArray<SealedRecord>, clock: Intl.DateTim
   ...of(records, "workspace_edit").map((r): Event => [r.at, `${r.file} edited by ${r.author} (${r.diff_stat})`])
 ]
 
-/** Everything the digest says, computed deterministically from the day's records (seed 003 section 7). */
+/** Everything the digest says, computed deterministically from the day's records. */
 export const digestFacts = (
   day: string,
   records: ReadonlyArray<SealedRecord>,
@@ -132,7 +132,7 @@ const outcomeWords: ReadonlyArray<readonly [Outcome, string]> = [
 ]
 const stateMark = { regular: "🟢", attention: "🟡", alert: "🔴" } as const
 
-/** The digest as text (seed 003 section 7, in English). */
+/** The digest as text (in English). */
 export const renderDigest = (facts: DigestFacts): string => {
   const lines = [`myclaw · digest · ${facts.day}`, "", `📨 Requests handled: ${facts.requests}`]
   const outcomeLines = outcomeWords.filter(([outcome]) => facts.outcomes[outcome] > 0)

@@ -205,7 +205,7 @@ describe("ApprovalsLive", () => {
       assert.deepStrictEqual(late, { accepted: false, reason: "expired" })
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.scoped("every request and verdict is an approval record of seed 003 in approvals.jsonl", () =>
+  it.scoped("every request and verdict is an approval record in approvals.jsonl", () =>
     Effect.gen(function*() {
       const { approvals, audit } = yield* makeHarness({
         respond: (p) => Option.some(ownerAnswer(p, { _tag: "ForMinutes", minutes: 10 }))

@@ -100,7 +100,7 @@ export const makeHarness = (options: HarnessOptions = {}) =>
     } satisfies Harness
   })
 
-/** The approval records, oldest first, checked against the schema of seed 003 section 3. */
+/** The approval records, oldest first, checked against the audit record schema. */
 export const approvalRecords = (audit: AuditLog["Type"]) =>
   Effect.flatMap(
     audit.query({ kind: "approval", limit: 1_000 }),
