@@ -5,7 +5,7 @@ import { chat } from "../channels/cli/Chat.js"
 import { TerminalAnswering, TerminalApprovals } from "../channels/cli/TerminalApprovals.js"
 import { HttpLive } from "../http/Server.js"
 import { AuditLogFile } from "../layers/audit/AuditLogFile.js"
-import { BaseLayer, MainLayer, StateLayer } from "../layers/Main.js"
+import { BaseLayer, MainLayer, StateLayer, StateReadOnlyLayer } from "../layers/Main.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
@@ -51,7 +51,7 @@ const jsonLogs = Layer.unwrapEffect(
   Effect.map(logLevel, (level) => Layer.merge(Logger.json, Logger.minimumLogLevel(level)))
 )
 
-/** The audit log alone: verify and query must not start the budget, which writes budget.json. */
+/** The audit log alone: verify and query do not open the budget. */
 const AuditLayer = AuditLogFile.pipe(Layer.provideMerge(BaseLayer))
 
 const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
@@ -69,7 +69,10 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
         ),
       Doctor: () => doctor.pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Budget: () =>
-        budgetShow.pipe(Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))), Effect.provide(stderrLogs)),
+        budgetShow.pipe(
+          Effect.provide(StateReadOnlyLayer.pipe(Layer.provideMerge(BaseLayer))),
+          Effect.provide(stderrLogs)
+        ),
       BudgetOverride: (options) =>
         budgetOverride(options).pipe(
           Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))),

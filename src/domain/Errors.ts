@@ -95,6 +95,17 @@ export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("Budget
   resetsAt: Schema.Number
 }) {}
 
+/**
+ * The budget's store cannot be read or written (`Io`: disk, lock held too long; `ReadOnly`: this process only
+ * reads the budget). A call whose reservation cannot be stored is not made.
+ */
+export class BudgetStoreError extends Schema.TaggedError<BudgetStoreError>()("BudgetStoreError", {
+  path: Schema.String,
+  reason: Schema.Literal("Io", "ReadOnly"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
 /** A refusal in words: what the call could cost and the cap it would pass. */
 export const budgetExceededMessage = (error: BudgetExceeded): string =>
   `this call could cost up to ${error.callEur.toFixed(4)} EUR: with ${

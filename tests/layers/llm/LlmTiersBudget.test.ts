@@ -20,6 +20,7 @@ const budgetRefusing = (dear: ReadonlyArray<string>) => {
           : Effect.succeed({ id: `r-${asked.length}`, eur: 0 })
       }),
     settle: () => Effect.void,
+    abandon: () => Effect.void,
     softNoticeGiven: Effect.void,
     override: () => Effect.dieMessage("not used")
   })
