@@ -133,7 +133,10 @@ export const makeBudgetCore = (
                 reservedEur: decision.reservedEur,
                 callEur: decision.callEur,
                 hardCapEur: decision.hardCapEur,
-                resetsAt: nextLocalMidnight(now, settings.timeZone)
+                resetsAt: nextLocalMidnight(now, settings.timeZone),
+                model: call.model,
+                inputTokens: call.inputTokens,
+                maxOutputTokens: call.maxOutputTokens
               })
             )
           }

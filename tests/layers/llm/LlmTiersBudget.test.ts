@@ -59,8 +59,8 @@ describe("LlmTiers with a budget", () => {
       assert.deepStrictEqual(response.failedAttempts, [{
         provider: "a",
         reason: "BudgetExceeded",
-        message: "this call could cost up to 0.7500 EUR: with 1.5000 EUR spent or reserved today that passes the " +
-          "2.00 EUR hard cap"
+        message: "this call could cost up to 0.7500 EUR, more than the 0.5000 EUR left of the 2.00 EUR hard cap " +
+          "(1.5000 EUR spent today)"
       }])
     }))
 
