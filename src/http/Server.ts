@@ -1,4 +1,4 @@
-import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Config, Effect, Layer, Option } from "effect"
 import type { Redacted } from "effect"
@@ -49,9 +49,32 @@ export const makeRouter = (adminToken: Option.Option<Redacted.Redacted>) =>
       ),
       HttpRouter.post("/v1/turns", boundary(admin(turns))),
       HttpRouter.get("/v1/approvals", boundary(admin(approvals.list))),
-      HttpRouter.post("/v1/approvals/:id", boundary(admin(approvals.answer)))
+      HttpRouter.post("/v1/approvals/:id", boundary(admin(approvals.answer))),
+      Effect.catchTag("RouteNotFound", () =>
+        Effect.map(HttpServerRequest.HttpServerRequest, notRouted))
     )
   })
+
+/** The methods of each route, for the 405 of a known path asked with another method. */
+const routes: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^\/health$/, "GET"],
+  [/^\/metrics$/, "GET"],
+  [/^\/v1\/turns$/, "POST"],
+  [/^\/v1\/approvals$/, "GET"],
+  [/^\/v1\/approvals\/[^/]+$/, "POST"]
+]
+
+/** A request no route took: 405 with `Allow` when the path is known, else a JSON 404. */
+const notRouted = (request: HttpServerRequest.HttpServerRequest) => {
+  const path = request.url.split("?")[0]!
+  const allow = routes.find(([pattern]) => pattern.test(path))?.[1]
+  return allow === undefined
+    ? HttpServerResponse.unsafeJson({ error: "not_found", message: `no route ${path}` }, { status: 404 })
+    : HttpServerResponse.unsafeJson(
+      { error: "method_not_allowed", message: `${path} accepts ${allow} only`, allow },
+      { status: 405, headers: { allow } }
+    )
+}
 
 export const HttpConfig = Config.all({
   host: Config.string("MYCLAW_HTTP_HOST").pipe(Config.withDefault("127.0.0.1")),
