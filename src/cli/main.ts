@@ -101,7 +101,8 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       ConfigFileError: (error) => Effect.as(Console.error(`myclaw: ${error.file}: ${error.message}`), 1),
       WorkspaceError: (error) => Effect.as(Console.error(`myclaw: workspace ${error.path}: ${error.message}`), 1),
       TraceStoreError: (error) => Effect.as(Console.error(`myclaw: trace store ${error.path}: ${error.message}`), 1),
-      AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1)
+      AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1),
+      HttpListenError: (error) => Effect.as(Console.error(`myclaw: ${error.message}`), 1)
     }),
     Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))
   )

@@ -1,9 +1,10 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Fiber, Layer, Stream } from "effect"
 import { decodeTrace } from "../../src/domain/ExecutionTrace.js"
 import type { TestOptions } from "../../src/layers/Test.js"
 import { RecordedTraces } from "../../src/layers/traces/TraceStoreMemory.js"
+import { Budget } from "../../src/services/Budget.js"
 import { get, Loopback, postJson, serve, ServedGraph, TOKEN } from "./support.js"
 
 const served = (options: TestOptions = { script: [{ text: "Hello!" }, { text: "Again!" }] }) =>
@@ -108,4 +109,27 @@ describe("the HTTP protocol around the routes", () => {
       assert.notInclude(text, String(process.pid))
       assert.notMatch(text, /"\/[^"]*\//, "an absolute path")
     }).pipe(served()))
+
+  it.scoped("a client that disconnects mid-turn ends the turn user_aborted and its budget reservation", () =>
+    Effect.gen(function*() {
+      yield* serve()
+      const budget = yield* Budget
+      const client = yield* Effect.fork(postJson("/v1/turns", { message: "slow one" }, TOKEN))
+      for (let i = 0; i < 2_000 && (yield* budget.status).reservedEur === 0; i++) {
+        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      }
+      assert.isAbove((yield* budget.status).reservedEur, 0, "the turn never reached its model call")
+      yield* Fiber.interrupt(client)
+      const traces = yield* RecordedTraces
+      for (let i = 0; i < 2_000 && (yield* traces.all).length === 0; i++) {
+        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      }
+      assert.deepStrictEqual((yield* traces.all).map((trace) => trace.outcome), ["user_aborted"])
+      const status = yield* budget.status
+      assert.strictEqual(status.reservedEur, 0, "the interrupted call still holds its reservation")
+      assert.isAbove(status.spentEur, 0, "an interrupted call counts at its maximum")
+    }).pipe(served({
+      script: [{ text: "late", delayMs: 60_000 }],
+      config: { pricing: { scripted: { inputPerMTok: 1, cachedInputPerMTok: 0, outputPerMTok: 1 } } }
+    })))
 })

@@ -1,7 +1,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option, ParseResult, Schema, Stream } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, FiberSet, Option, ParseResult, Schema, Stream } from "effect"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
-import { traceToJson } from "../../domain/ExecutionTrace.js"
+import { type ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { truncateEnd } from "../../domain/Text.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
@@ -88,7 +88,39 @@ const readLimited = (request: HttpServerRequest.HttpServerRequest, limit: number
 export const makeTurns = Effect.gen(function*() {
   const runtime = yield* AgentRuntime
   const ids = yield* IdGenerator
-  return Effect.gen(function*() {
+  // The turns in flight, so that a shutdown can wait for them, then interrupt them (closed with the scope).
+  const running = yield* FiberSet.make<ExecutionTrace, TraceStoreError>()
+  let draining = false
+
+  /**
+   * Stops taking turns (503), waits up to `graceMs` for those in flight, then interrupts the rest: each ends
+   * `user_aborted`, its trace persisted, its caller answered.
+   */
+  const drain = (graceMs: number) =>
+    Effect.gen(function*() {
+      draining = true
+      const inFlight = yield* FiberSet.size(running)
+      if (inFlight === 0) return
+      yield* Effect.logInfo(`shutdown: waiting up to ${graceMs} ms for ${inFlight} turns in flight`)
+      // Finalizers run uninterruptibly: the wait is made interruptible so that the deadline can end it.
+      const finished = yield* Effect.interruptible(FiberSet.awaitEmpty(running)).pipe(
+        Effect.timeoutOption(Duration.millis(graceMs))
+      )
+      if (Option.isSome(finished)) return
+      yield* Effect.logWarning(
+        `shutdown: ${yield* FiberSet.size(running)} turns still running after ${graceMs} ms: interrupted (user_aborted)`
+      )
+      yield* FiberSet.clear(running)
+      yield* FiberSet.awaitEmpty(running)
+    })
+
+  const handle = Effect.gen(function*() {
+    if (draining) {
+      return HttpServerResponse.unsafeJson(
+        { error: "shutting_down", message: "the service is stopping: no new turns" },
+        { status: 503, headers: { "retry-after": "5" } }
+      )
+    }
     const request = yield* HttpServerRequest.HttpServerRequest
     const type = mediaType(request.headers["content-type"])
     if (!isJson(type)) {
@@ -122,11 +154,26 @@ export const makeTurns = Effect.gen(function*() {
       )
     }
     const body = decoded.right
-    const trace = yield* runtime.handle({
-      userMessage: body.message,
-      sessionId: body.session_id ?? `http-${yield* ids.next("session")}`,
-      channel: httpChannel(body.channel)
-    }).pipe(Effect.either)
+    const turn = yield* FiberSet.run(
+      running,
+      runtime.handle({
+        userMessage: body.message,
+        sessionId: body.session_id ?? `http-${yield* ids.next("session")}`,
+        channel: httpChannel(body.channel)
+      })
+    )
+    // A client that goes away interrupts its turn (which then ends user_aborted and releases its budget).
+    const exit = yield* Fiber.await(turn).pipe(Effect.onInterrupt(() => Fiber.interrupt(turn)))
+    if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
+      return HttpServerResponse.unsafeJson(
+        {
+          error: "shutting_down",
+          message: "the service stopped before the turn ended; it is recorded as user_aborted"
+        },
+        { status: 503 }
+      )
+    }
+    const trace = yield* Effect.either(exit)
     if (trace._tag === "Left") {
       yield* Effect.logError("POST /v1/turns: the trace could not be persisted", trace.left)
       return HttpServerResponse.unsafeJson(
@@ -136,4 +183,5 @@ export const makeTurns = Effect.gen(function*() {
     }
     return HttpServerResponse.text(traceToJson(trace.right), { contentType: "application/json" })
   })
+  return { handle, drain }
 })
