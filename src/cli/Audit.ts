@@ -90,6 +90,8 @@ const summaryOf = (record: SealedRecord): string => {
       return `${record.source}: ${record.pattern}`
     case "recovered":
       return `${record.file}: ${record.truncated_bytes} bytes cut`
+    case "llm_call":
+      return `${record.purpose}: ${record.model} ${record.cost_usd.toFixed(4)} USD`
   }
 }
 

@@ -28,16 +28,23 @@ export const budgetFiles = (root: string) => ({
   legacyJson: NodePath.join(root, ".audit", "budget.json")
 })
 
-/** Today's counters from the audit log: the settled cost of today's traces and today's override, if any. */
+/**
+ * Today's counters from the audit log: the settled cost of today's traces and of the paid calls made outside a
+ * turn (`llm_call`), and today's override, if any.
+ */
 const rebuildFromAudit = (settings: BudgetSettings, day: string, now: number) =>
   Effect.gen(function*() {
     const audit = yield* AuditLog
     const since = now - 36 * 3600 * 1000
     const traces = yield* audit.query({ kind: "trace", since, limit: 1_000_000 })
+    const calls = yield* audit.query({ kind: "llm_call", since, limit: 1_000_000 })
     const overrides = yield* audit.query({ kind: "budget_override", since, limit: 1_000 })
     const today = <R extends { readonly at: string }>(records: ReadonlyArray<R>) =>
       records.filter((record) => localDay(Date.parse(record.at), settings.timeZone) === day)
-    const spentUsd = today(traces).reduce((total, record) => total + ("cost_usd" in record ? record.cost_usd : 0), 0)
+    const spentUsd = [...today(traces), ...today(calls)].reduce(
+      (total, record) => total + ("cost_usd" in record ? record.cost_usd : 0),
+      0
+    )
     const override = today(overrides).map((record) => ("until" in record ? Date.parse(record.until) : 0)).sort().at(-1)
     const counters: BudgetDay = {
       ...freshDay(day),
