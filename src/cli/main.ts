@@ -9,6 +9,7 @@ import { BaseLayer, MainLayer, StateLayer, StateReadOnlyLayer } from "../layers/
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
+import { version } from "../Version.js"
 import { Command, parseArgs, usage } from "./Args.js"
 import { auditQuery, auditVerify } from "./Audit.js"
 import { backupCommand } from "./Backup.js"
@@ -59,6 +60,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
     const command = yield* parseArgs(argv)
     return yield* Command.$match(command, {
       Help: () => Effect.as(Console.log(usage), 0),
+      Version: () => Effect.as(Console.log(`myclaw ${version}`), 0),
       Chat: (options) =>
         Effect.as(
           chat(options).pipe(

@@ -310,7 +310,8 @@ describe("Digest", () => {
 
   it.scoped("myclaw digest: an invalid day is a usage error naming it", () =>
     Effect.gen(function*() {
-      for (const text of ["yesterday", "2026-02-30", "2026-4-1"]) {
+      yield* TestClock.setTime(Date.parse("2026-04-22T12:00:00.000Z"))
+      for (const text of ["yesterday", "2026-02-30", "2026-4-1", "2026-04-23", "9999-12-31"]) {
         const exit = yield* Effect.exit(digestCommand({ day: text }))
         assert.isTrue(Exit.isFailure(exit))
         assert.include(JSON.stringify(exit), text)
