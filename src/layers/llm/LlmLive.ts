@@ -1,7 +1,7 @@
 import type { FileSystem, HttpClient } from "@effect/platform"
 import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
 import type { AppConfig, ProviderConfig } from "../../domain/AppConfig.js"
-import type { ConfigFileError } from "../../domain/Errors.js"
+import { type ConfigFileError, LlmError } from "../../domain/Errors.js"
 import { Budget } from "../../services/Budget.js"
 import { Llm } from "../../services/Llm.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
@@ -18,30 +18,61 @@ const apiKey = (name: string) =>
     Option.filter((key) => Redacted.value(key).trim() !== "")
   )
 
+/** Hosted APIs, which refuse every call without a key (a local server needs none). */
+const hostedApis = ["https://api.openai.com", "https://api.anthropic.com", "https://openrouter.ai"]
+
+/**
+ * A provider whose key variable is unset: a refusal for authentication names the variable and where the
+ * configuration names it, instead of relaying the provider's 401 alone.
+ */
+const withoutKey = (provider: Provider, env: string, place: string): Provider => ({
+  ...provider,
+  generate: (request, timeoutMs) =>
+    Effect.mapError(provider.generate(request, timeoutMs), (error) =>
+      error.reason === "Auth"
+        ? new LlmError({
+          reason: error.reason,
+          provider: error.provider,
+          message: `${env} (named by ${place}.apiKeyEnv) is not set; ${error.message}`,
+          ...(error.status === undefined ? {} : { status: error.status })
+        })
+        : error)
+})
+
 const buildProvider = (
   provider: ProviderConfig,
-  configFile: string
+  configFile: string,
+  place: string
 ): Effect.Effect<
   Provider,
   ConfigFileError | ConfigError.ConfigError,
   FileSystem.FileSystem | HttpClient.HttpClient
 > => {
-  switch (provider.provider) {
-    case "scripted":
-      return scriptedProviderFromFile(provider.script, configFile, provider.model)
-    case "openai":
-      return Effect.flatMap(apiKey(provider.apiKeyEnv), (key) => makeOpenAiProvider(provider, key))
-    case "anthropic":
-      return Effect.flatMap(apiKey(provider.apiKeyEnv), (key) => makeAnthropicProvider(provider, key))
-  }
+  if (provider.provider === "scripted") return scriptedProviderFromFile(provider.script, configFile, provider.model)
+  return Effect.gen(function*() {
+    const key = yield* apiKey(provider.apiKeyEnv)
+    const built = provider.provider === "openai"
+      ? yield* makeOpenAiProvider(provider, key)
+      : yield* makeAnthropicProvider(provider, key)
+    if (Option.isSome(key)) return built
+    if (hostedApis.some((api) => provider.baseUrl.startsWith(api))) {
+      yield* Effect.logWarning(
+        `${provider.apiKeyEnv} (named by ${place}.apiKeyEnv) is not set: ${provider.baseUrl} will refuse every call`
+      )
+    }
+    return withoutKey(built, provider.apiKeyEnv, place)
+  })
 }
 
 /** Every configured provider, tier by tier, in the configured order (also what `myclaw doctor` checks). */
 export const buildTierProviders = (config: AppConfig, configFile: string) =>
   Effect.gen(function*() {
-    const build = (list: ReadonlyArray<ProviderConfig>) =>
-      Effect.forEach(list, (provider) => buildProvider(provider, configFile))
-    return { frontier: yield* build(config.tiers.frontier), "local-fast": yield* build(config.tiers["local-fast"]) }
+    const build = (tier: "frontier" | "local-fast") =>
+      Effect.forEach(
+        config.tiers[tier],
+        (provider, index) => buildProvider(provider, configFile, `tiers.${tier}[${index}]`)
+      )
+    return { frontier: yield* build("frontier"), "local-fast": yield* build("local-fast") }
   })
 
 /** The tiers and providers named in the configuration: swapping a provider is a configuration change. */

@@ -55,6 +55,28 @@ describe("LlmLive over local servers speaking the real wire formats", () => {
       assert.strictEqual(openai.requests.length, 2)
     }))
 
+  it.scopedLive("a 401 with the key variable unset names the variable and where the configuration names it", () =>
+    Effect.gen(function*() {
+      const openai = yield* localServer([{ status: 401, body: { error: { message: "Incorrect API key provided" } } }])
+      const error = yield* Effect.flip(generate.pipe(Effect.provide(llmFrom({
+        tiers: {
+          frontier: [{ provider: "openai", model: "gpt-4o", baseUrl: openai.url, apiKeyEnv: "MYCLAW_TEST_KEY" }],
+          "local-fast": []
+        }
+      }))))
+      if (error._tag !== "LlmError") return assert.fail(`expected an LlmError, got ${error._tag}`)
+      assert.strictEqual(error.reason, "Auth")
+      assert.include(error.message, "MYCLAW_TEST_KEY (named by tiers.frontier[0].apiKeyEnv) is not set")
+      const keyed = yield* localServer([{ status: 401, body: { error: { message: "Incorrect API key provided" } } }])
+      const wrongKey = yield* Effect.flip(generate.pipe(Effect.provide(llmFrom({
+        tiers: {
+          frontier: [{ provider: "openai", model: "gpt-4o", baseUrl: keyed.url, apiKeyEnv: "MYCLAW_TEST_KEY" }],
+          "local-fast": []
+        }
+      }, { MYCLAW_TEST_KEY: "sk-wrong" }))))
+      assert.notInclude(wrongKey.message, "is not set", "a key that is set but wrong is the provider's word")
+    }))
+
   it.scopedLive("connection refused fails over to the next provider", () =>
     Effect.gen(function*() {
       const dead = yield* refusedUrl
