@@ -10,7 +10,9 @@ const withDefault = <S extends Schema.Schema.AnyNoContext>(schema: S, value: () 
 export const ScriptedProviderConfig = Schema.Struct({
   provider: Schema.Literal("scripted"),
   script: Schema.String.pipe(Schema.minLength(1)),
-  model: withDefault(Schema.String, () => "scripted")
+  model: withDefault(Schema.String, () => "scripted"),
+  /** Once the script runs out, start again from its first response (a demo that keeps answering). */
+  loop: withDefault(Schema.Boolean, () => false)
 })
 export type ScriptedProviderConfig = typeof ScriptedProviderConfig.Type
 

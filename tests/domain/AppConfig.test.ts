@@ -44,7 +44,12 @@ describe("AppConfig", () => {
         tiers: { frontier: [{ provider: "scripted", script: "s.json" }] }
       })
       assert.deepStrictEqual(config.timeouts, { llmMs: 60_000, toolMs: 5 })
-      assert.deepStrictEqual(config.tiers.frontier, [{ provider: "scripted", script: "s.json", model: "scripted" }])
+      assert.deepStrictEqual(config.tiers.frontier, [{
+        provider: "scripted",
+        script: "s.json",
+        model: "scripted",
+        loop: false
+      }])
       assert.deepStrictEqual(config.tiers["local-fast"], [])
     }))
 

@@ -48,7 +48,7 @@ const buildProvider = (
   ConfigFileError | ConfigError.ConfigError,
   FileSystem.FileSystem | HttpClient.HttpClient
 > => {
-  if (provider.provider === "scripted") return scriptedProviderFromFile(provider.script, configFile, provider.model)
+  if (provider.provider === "scripted") return scriptedProviderFromFile(provider.script, configFile, provider.model, provider.loop)
   return Effect.gen(function*() {
     const key = yield* apiKey(provider.apiKeyEnv)
     const built = provider.provider === "openai"

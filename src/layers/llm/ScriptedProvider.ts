@@ -6,13 +6,21 @@ import { Script, type ScriptEntry } from "../../domain/ScriptEntry.js"
 import { toolCallFromWire } from "../../domain/ToolCall.js"
 import type { Provider } from "./Provider.js"
 
-/** A provider that serves `entries` in order, one per call, and fails clearly once they run out. */
-export const makeScriptedProvider = (entries: ReadonlyArray<ScriptEntry>, model = "scripted", name = "scripted") =>
+/**
+ * A provider that serves `entries` in order, one per call, and fails clearly once they run out (or, with
+ * `loop`, starts over from the first).
+ */
+export const makeScriptedProvider = (
+  entries: ReadonlyArray<ScriptEntry>,
+  model = "scripted",
+  name = "scripted",
+  loop = false
+) =>
   Effect.sync((): Provider => {
     let next = 0
     const generate: Provider["generate"] = (_request, timeoutMs) =>
       Effect.suspend(() => {
-        const index = next++
+        const index = loop && entries.length > 0 ? next++ % entries.length : next++
         const entry = entries[index]
         if (entry === undefined) {
           return Effect.fail(
@@ -93,8 +101,8 @@ export const loadScript = (file: string) =>
     )
   })
 
-export const scriptedProviderFromFile = (script: string, configFile: string, model: string) =>
+export const scriptedProviderFromFile = (script: string, configFile: string, model: string, loop = false) =>
   Effect.flatMap(
     loadScript(NodePath.resolve(NodePath.dirname(configFile), script)),
-    (entries) => makeScriptedProvider(entries, model, `scripted:${script}`)
+    (entries) => makeScriptedProvider(entries, model, `scripted:${script}`, loop)
   )

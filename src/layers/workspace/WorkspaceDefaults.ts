@@ -1,3 +1,5 @@
+import type { AppConfig } from "../../domain/AppConfig.js"
+
 /** The files a fresh workspace starts with; the owner edits them afterwards. */
 export const defaultWorkspaceFiles: ReadonlyArray<readonly [string, string]> = [
   [
@@ -38,13 +40,13 @@ You are myclaw, a personal assistant. You answer in the owner's language, briefl
 /** Written next to the workspace on first start; copied to myclaw.json it configures a scripted model. */
 export const exampleConfig = {
   tiers: {
-    frontier: [{ provider: "scripted", script: "example-script.json" }],
+    frontier: [{ provider: "scripted", script: "example-script.json", loop: true }],
     "local-fast": []
   },
   maxSteps: 10,
   timeouts: { llmMs: 60000, toolMs: 30000 },
   policy: { rules: [{ match: "fs_write:notes/*", decision: "approve_required", reason: "notes are the owner's" }] }
-}
+} satisfies typeof AppConfig.Encoded
 
 export const exampleScript = [
   { toolCalls: [{ name: "fs_list", args: { path: "." } }] },
