@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { type BudgetDay, type BudgetSettings, freshDay } from "../../domain/BudgetLedger.js"
 import { messageOf } from "../../domain/Errors.js"
+import { withShippedPrices } from "../../domain/ShippedPrices.js"
 import { isoAt, localDay } from "../../domain/Time.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
@@ -18,7 +19,7 @@ import { initBudgetDatabase, makeSqliteStore, openBudgetDatabase } from "./Budge
 export const budgetSettings = (config: AppConfig): BudgetSettings => ({
   ...config.budget,
   usdToEur: config.usdToEur,
-  pricing: config.pricing,
+  pricing: withShippedPrices(config.pricing),
   staleAfterMs: config.timeouts.llmMs + 60_000
 })
 

@@ -2,6 +2,8 @@ import type { FileSystem, HttpClient } from "@effect/platform"
 import { Config, type ConfigError, Effect, Layer, Option, Redacted } from "effect"
 import type { AppConfig, ProviderConfig } from "../../domain/AppConfig.js"
 import { type ConfigFileError, LlmError } from "../../domain/Errors.js"
+import { priceOf } from "../../domain/Pricing.js"
+import { withShippedPrices } from "../../domain/ShippedPrices.js"
 import { Budget } from "../../services/Budget.js"
 import { Llm } from "../../services/Llm.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
@@ -48,7 +50,9 @@ const buildProvider = (
   ConfigFileError | ConfigError.ConfigError,
   FileSystem.FileSystem | HttpClient.HttpClient
 > => {
-  if (provider.provider === "scripted") return scriptedProviderFromFile(provider.script, configFile, provider.model, provider.loop)
+  if (provider.provider === "scripted") {
+    return scriptedProviderFromFile(provider.script, configFile, provider.model, provider.loop)
+  }
   return Effect.gen(function*() {
     const key = yield* apiKey(provider.apiKeyEnv)
     const built = provider.provider === "openai"
@@ -81,6 +85,17 @@ export const LlmLive = Layer.effect(
   Effect.gen(function*() {
     const { config, file, loaded } = yield* MyclawConfig
     const tiers: TierProviders = yield* buildTierProviders(config, file)
+    const prices = withShippedPrices(config.pricing)
+    for (const tier of ["frontier", "local-fast"] as const) {
+      for (const [index, provider] of config.tiers[tier].entries()) {
+        if (provider.provider !== "scripted" && priceOf(prices, provider.model) === undefined) {
+          yield* Effect.logWarning(
+            `no price for model ${provider.model} (tiers.${tier}[${index}]): its calls count as free against the ` +
+              `budget caps; add it under "pricing" in ${file}`
+          )
+        }
+      }
+    }
     if (loaded && tiers.frontier.length + tiers["local-fast"].length === 0) {
       yield* Effect.logWarning(`no LLM provider is configured: chat answers nothing until "tiers" is set in ${file}`)
     }

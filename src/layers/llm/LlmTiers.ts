@@ -4,6 +4,7 @@ import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmT
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { priceOf } from "../../domain/Pricing.js"
+import { withShippedPrices } from "../../domain/ShippedPrices.js"
 import type { Budget } from "../../services/Budget.js"
 import { Llm, type ProviderHealth } from "../../services/Llm.js"
 import { makePricing } from "./Pricing.js"
@@ -22,7 +23,7 @@ export interface TierSettings {
 }
 
 export const tierSettings = (config: AppConfig, configFile: string): TierSettings => ({
-  pricing: config.pricing,
+  pricing: withShippedPrices(config.pricing),
   timeoutMs: config.timeouts.llmMs,
   retries: config.retries,
   configFile

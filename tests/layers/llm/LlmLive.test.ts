@@ -77,6 +77,37 @@ describe("LlmLive over local servers speaking the real wire formats", () => {
       assert.notInclude(wrongKey.message, "is not set", "a key that is set but wrong is the provider's word")
     }))
 
+  it.scopedLive("common models are priced without a pricing section; a model with no price is warned about", () =>
+    Effect.gen(function*() {
+      const openai = yield* localServer([{ body: fixture("openai-chat/nonstream-text-plain.json") }])
+      const logs: Array<string> = []
+      const collect = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message }) => logs.push([message].flat().join(" ")))
+      )
+      const response = yield* generate.pipe(
+        Effect.provide(LlmLive.pipe(
+          Layer.provide(BudgetMemory.pipe(Layer.provide(IdGeneratorLive))),
+          Layer.provideMerge(MyclawConfigFixed(
+            Schema.decodeUnknownSync(AppConfig)({
+              tiers: {
+                frontier: [{ provider: "openai", model: "gpt-4o", baseUrl: openai.url, apiKeyEnv: "MYCLAW_TEST_KEY" }],
+                "local-fast": [{ provider: "openai", model: "my-local-llama", baseUrl: openai.url }]
+              }
+            })
+          )),
+          Layer.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici)),
+          Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["MYCLAW_TEST_KEY", "sk-test"]])))),
+          Layer.provide(collect)
+        ))
+      )
+      assert.closeTo(response.costUsd, (14 * 2.5 + 37 * 10) / 1e6, 1e-12)
+      const warned = logs.filter((line) => line.startsWith("no price for model"))
+      assert.deepStrictEqual(warned.map((line) => line.split(":")[0]), [
+        "no price for model my-local-llama (tiers.local-fast[0])"
+      ])
+    }))
+
   it.scopedLive("connection refused fails over to the next provider", () =>
     Effect.gen(function*() {
       const dead = yield* refusedUrl
