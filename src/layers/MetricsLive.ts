@@ -39,18 +39,33 @@ const residentMemory = Metric.gauge("process_resident_memory_bytes", { descripti
 
 const tiers: ReadonlyArray<Tier> = ["frontier", "local-fast"]
 const knownChannels = ["cli", "http", "telegram"]
+/** How a denial came about, bounded: the owner said no (`explicit`, whatever the channel), or the runtime decided. */
+const deniedVias = [
+  "explicit",
+  "no_channel",
+  "non_interactive",
+  "limit",
+  "interrupted",
+  "restart",
+  "audit_failed",
+  "store_failed"
+] as const
 const approvalLabels = [
   { verdict: "granted", via: "explicit" },
   { verdict: "granted", via: "batch" },
   { verdict: "granted", via: "session" },
-  { verdict: "denied" },
-  { verdict: "timeout" }
+  ...deniedVias.map((via) => ({ verdict: "denied", via })),
+  { verdict: "timeout", via: "timeout" }
 ] as const
 
+/** Every series has both labels: `via` says which window or grant granted, and who or what denied. */
 const approvalCounter = (approval: ApprovalRecord) => {
+  const deniedVia = (deniedVias as ReadonlyArray<string>).includes(approval.via) ? approval.via : "explicit"
   const labels = approval.granted
     ? { verdict: "granted", via: approval.via === "batch" || approval.via === "session" ? approval.via : "explicit" }
-    : { verdict: approval.via === "timeout" ? "timeout" : "denied" }
+    : approval.via === "timeout"
+    ? { verdict: "timeout", via: "timeout" }
+    : { verdict: "denied", via: deniedVia }
   return Object.entries(labels).reduce((metric, [key, value]) => Metric.tagged(metric, key, value), approvals)
 }
 

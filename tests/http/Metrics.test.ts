@@ -94,8 +94,12 @@ describe("GET /metrics", () => {
       assert.isFalse([...after.keys()].some((series) => series.includes("rm_rf")), "a hallucinated tool is no label")
       assert.strictEqual(delta("myclaw_approvals_total{verdict=\"granted\",via=\"explicit\"}"), 1)
       assert.strictEqual(delta("myclaw_approvals_total{verdict=\"granted\",via=\"batch\"}"), 0)
-      assert.strictEqual(delta("myclaw_approvals_total{verdict=\"denied\"}"), 2)
-      assert.strictEqual(delta("myclaw_approvals_total{verdict=\"timeout\"}"), 0)
+      assert.strictEqual(delta("myclaw_approvals_total{verdict=\"denied\",via=\"explicit\"}"), 2)
+      assert.strictEqual(delta("myclaw_approvals_total{verdict=\"timeout\",via=\"timeout\"}"), 0)
+      assert.isFalse(
+        [...after.keys()].some((series) => series.startsWith("myclaw_approvals_total{") && !series.includes("via=")),
+        "every approvals series says how it came about"
+      )
       assert.strictEqual(delta("myclaw_llm_tier_calls_total{tier=\"frontier\"}"), 9)
       assert.strictEqual(delta("myclaw_llm_tier_calls_total{tier=\"local-fast\"}"), 0)
       assert.strictEqual(delta("myclaw_llm_call_duration_seconds_count{tier=\"frontier\"}"), 9)
@@ -227,8 +231,8 @@ describe("Metrics service", () => {
       assert.strictEqual(delta("myclaw_llm_call_duration_seconds_bucket{tier=\"frontier\",le=\"1\"}"), 0)
       assert.strictEqual(delta("myclaw_approvals_total{verdict=\"granted\",via=\"batch\"}"), 1)
       assert.strictEqual(delta("myclaw_approvals_total{verdict=\"granted\",via=\"session\"}"), 1)
-      assert.strictEqual(delta("myclaw_approvals_total{verdict=\"denied\"}"), 1)
-      assert.strictEqual(delta("myclaw_approvals_total{verdict=\"timeout\"}"), 1)
+      assert.strictEqual(delta("myclaw_approvals_total{verdict=\"denied\",via=\"non_interactive\"}"), 1)
+      assert.strictEqual(delta("myclaw_approvals_total{verdict=\"timeout\",via=\"timeout\"}"), 1)
       assert.strictEqual(delta("myclaw_tool_calls_total{tool=\"fs_write\"}"), 3)
       const p50 = after.get("myclaw_trace_latency_ms{quantile=\"0.5\"}")!
       const p99 = after.get("myclaw_trace_latency_ms{quantile=\"0.99\"}")!
