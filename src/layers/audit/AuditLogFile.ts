@@ -1,4 +1,17 @@
-import { Clock, Config, Deferred, Duration, Effect, Either, Layer, ParseResult, Queue, Scope } from "effect"
+import {
+  Clock,
+  Config,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  ParseResult,
+  Queue,
+  Ref,
+  Scope
+} from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type AuditRecord, decodeAuditRecord } from "../../domain/AuditRecord.js"
@@ -111,11 +124,21 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
         })
       }
       // Queued before the log closes, a record is written by the last drain; after, it is refused.
-      yield* commit.request<void, AuditError>(
+      yield* watched(commit.request<void, AuditError>(
         (done) => ({ _tag: "Append", record: decoded.right, done }),
-        () => new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
-      )
+        closed
+      ))
     })
+
+    const failure = yield* Ref.make(Option.none<AuditError>())
+    const watched = <A>(effect: Effect.Effect<A, AuditError>) =>
+      effect.pipe(
+        Effect.tap(() => Ref.set(failure, Option.none())),
+        Effect.tapError((error) => Ref.set(failure, Option.some(error)))
+      )
+    const closed = () => new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
+
+    const ready = watched(commit.request<void, AuditError>((done) => ({ _tag: "Probe", done }), closed))
 
     const query = Effect.fn("AuditLog.query")(function*(query: AuditQuery) {
       const { query: run } = yield* index
@@ -157,7 +180,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       }))
     })
 
-    return AuditLog.of({ append, query, verifyIntegrity })
+    return AuditLog.of({ ready, lastFailure: Ref.get(failure), append, query, verifyIntegrity })
   })
 
 /** `MYCLAW_KEY_DIR`, by default `<workspace>/../.myclaw-keys/<workspace folder name>`: outside the workspace. */

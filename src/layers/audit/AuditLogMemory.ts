@@ -1,4 +1,4 @@
-import { Effect, Layer, ParseResult } from "effect"
+import { Effect, Layer, Option, ParseResult } from "effect"
 import { createHash } from "node:crypto"
 import { auditFileOf, type AuditQuery, matchesQuery } from "../../domain/AuditQuery.js"
 import { type AuditRecord, decodeAuditRecord, type SealedRecord } from "../../domain/AuditRecord.js"
@@ -11,14 +11,13 @@ import { AuditLog } from "../../services/AuditLog.js"
  */
 export const makeAuditLogMemory = (options: { readonly fail?: boolean } = {}) =>
   Effect.sync(() => {
+    const full = new AuditError({ path: "<memory>", reason: "Io", message: "no space left on device (simulated)" })
     const records: Array<SealedRecord> = []
     const last = new Map<string, { seq: number; hash: string }>()
     const append = (record: AuditRecord) =>
       Effect.suspend(() => {
         if (options.fail === true) {
-          return Effect.fail(
-            new AuditError({ path: "<memory>", reason: "Io", message: "no space left on device (simulated)" })
-          )
+          return Effect.fail(full)
         }
         const decoded = decodeAuditRecord(record)
         if (decoded._tag === "Left") {
@@ -49,7 +48,9 @@ export const makeAuditLogMemory = (options: { readonly fail?: boolean } = {}) =>
         problems: [],
         signatures: "all_epochs" as const
       })
-    return AuditLog.of({ append, query, verifyIntegrity })
+    const ready = options.fail === true ? Effect.fail(full) : Effect.void
+    const lastFailure = Effect.succeed(options.fail === true ? Option.some(full) : Option.none())
+    return AuditLog.of({ ready, lastFailure, append, query, verifyIntegrity })
   })
 
 export const AuditLogMemory = Layer.effect(AuditLog, makeAuditLogMemory())
