@@ -176,7 +176,17 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
       yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
       return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
     }
-    const prompt = yield* promptBuilder.build({ sessionId: input.sessionId, userMessage: input.userMessage })
+    const built = yield* Effect.either(
+      promptBuilder.build({ sessionId: input.sessionId, userMessage: input.userMessage })
+    )
+    if (built._tag === "Left") {
+      const error = built.left
+      if (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") {
+        return { outcome: "policy_denied", response: `Not done: ${error.message}.` } as const
+      }
+      return yield* error
+    }
+    const prompt = built.right
     yield* update((current) => TurnState.prompted(current, prompt))
     for (let n = 0; n < config.maxSteps; n++) {
       const next = yield* step
