@@ -62,6 +62,26 @@ describe("myclaw chat", () => {
       assert.include(second.stderr, "the audit key is missing")
     }))
 
+  it.scoped("read-only commands on a mistyped MYCLAW_HOME create nothing and exit 1, naming the folder", () =>
+    Effect.gen(function*() {
+      const parent = yield* workspaceWith([])
+      const typo = NodePath.join(parent, "wrokspace")
+      for (const args of [["audit", "verify"], ["audit", "query"]]) {
+        const run = yield* myclaw(args, { MYCLAW_HOME: typo })
+        assert.strictEqual(run.code, 1, `${args.join(" ")}: ${run.stdout}`)
+        assert.include(run.stderr, typo)
+        assert.include(run.stderr, "no workspace here (check MYCLAW_HOME)")
+        assert.isFalse(NodeFs.existsSync(typo), `${args.join(" ")} created ${typo}`)
+      }
+      // A workspace without an audit log yet: the same, and still nothing written.
+      const bare = NodePath.join(parent, "bare")
+      NodeFs.mkdirSync(bare)
+      const run = yield* myclaw(["audit", "verify"], { MYCLAW_HOME: bare })
+      assert.strictEqual(run.code, 1)
+      assert.include(run.stderr, "no audit log here")
+      assert.deepStrictEqual(NodeFs.readdirSync(bare), [])
+    }))
+
   it.scoped("without configuration: the workspace is created and chat says how to configure a provider", () =>
     Effect.gen(function*() {
       const home = NodePath.join(yield* workspaceWith([]), "fresh")

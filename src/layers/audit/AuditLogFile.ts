@@ -191,6 +191,25 @@ export const auditKeyDir = (workspaceRoot: string) =>
     )
   )
 
+/**
+ * The audit log for read-only commands (verify, query): a workspace without `.audit/` is an error naming it,
+ * never a new empty log that verifies clean.
+ */
+export const AuditLogExisting = Layer.scoped(
+  AuditLog,
+  Effect.gen(function*() {
+    const workspace = yield* Workspace
+    const { config } = yield* MyclawConfig
+    const auditDir = NodePath.join(workspace.root, ".audit")
+    const exists = yield* Effect.promise(() => NodeFs.stat(auditDir).then((s) => s.isDirectory(), () => false))
+    if (!exists) {
+      return yield* new AuditError({ path: auditDir, reason: "Io", message: "no audit log here (check MYCLAW_HOME)" })
+    }
+    const keyDir = yield* auditKeyDir(workspace.root)
+    return yield* makeAuditLogFile({ auditDir, keyDir: NodePath.resolve(keyDir), fsync: config.audit.fsync })
+  })
+)
+
 /** The file audit log of the workspace (`<workspace>/.audit`), with `audit.fsync` from the configuration. */
 export const AuditLogFile = Layer.scoped(
   AuditLog,
