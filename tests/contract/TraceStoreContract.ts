@@ -65,12 +65,13 @@ export const traceStoreContract = (name: string, make: () => Layer.Layer<TraceSt
         })
       ))
 
-    it.scoped("a limit of 0 (or less) gives no turns, even when the session has some", () =>
+    it.scoped("a limit below 1 (0, negative, a fraction) gives no turns, even when the session has some", () =>
       withStore((store) =>
         Effect.gen(function*() {
           yield* persistTurns(store, "alice", "a", 3)
           assert.deepStrictEqual(yield* store.recentTurns("alice", 0), [])
           assert.deepStrictEqual(yield* store.recentTurns("alice", -1), [])
+          assert.deepStrictEqual(yield* store.recentTurns("alice", 0.5), [])
         })
       ))
 

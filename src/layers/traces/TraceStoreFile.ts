@@ -6,6 +6,7 @@ import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { type PastTurn, TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
+import { lastTurns } from "./Recent.js"
 
 interface Pending {
   readonly file: string
@@ -135,7 +136,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       })
 
     const recentTurns = (sessionId: string, limit: number) =>
-      Effect.sync(() => sessions.get(sessionId)?.slice(-limit) ?? [])
+      Effect.sync(() => lastTurns(sessions.get(sessionId) ?? [], limit))
 
     return TraceStore.of({ persist, recentTurns })
   })

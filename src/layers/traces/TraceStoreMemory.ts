@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { TraceStore } from "../../services/TraceStore.js"
+import { lastTurns } from "./Recent.js"
 
 /** What an in-memory trace store holds, for tests to inspect. */
 export class RecordedTraces extends Context.Tag("myclaw/RecordedTraces")<RecordedTraces, {
@@ -15,9 +16,7 @@ export const TraceStoreMemory = Layer.effectContext(
       persist: (trace) => Effect.sync(() => void traces.push(trace)),
       recentTurns: (sessionId, limit) =>
         Effect.sync(() =>
-          traces
-            .filter((trace) => trace.session_id === sessionId)
-            .slice(-limit)
+          lastTurns(traces.filter((trace) => trace.session_id === sessionId), limit)
             .map((trace) => ({ userMessage: trace.user_message, finalResponse: trace.final_response }))
         )
     })
