@@ -33,8 +33,4 @@ approvalsContract(
     )
 )
 
-approvalsContract("scripted", (owner) =>
-  ApprovalsScripted((request) => {
-    const decision = owner(request)
-    return decision !== undefined && decision._tag !== "Deny"
-  }))
+approvalsContract("scripted, in memory", (owner, timeoutMs) => ApprovalsScripted(owner, { timeoutMs }))
