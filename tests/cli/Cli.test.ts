@@ -46,6 +46,22 @@ describe("myclaw chat", () => {
       assert.include(run.stderr, "session s1")
     }))
 
+  it.scoped("a turn that cannot be audited (the key folder is gone) is refused, nothing is paid, exit 1", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([{ text: "First." }, { text: "Second." }])
+      const env = { MYCLAW_HOME: home, MYCLAW_KEY_DIR: NodePath.join(home, "..", "keys") }
+      const first = yield* myclaw(["chat", "one", "--session", "s1"], env)
+      assert.strictEqual(first.code, 0, first.stderr)
+      NodeFs.rmSync(env.MYCLAW_KEY_DIR, { recursive: true })
+      const second = yield* myclaw(["chat", "two", "--session", "s1", "--json"], env)
+      assert.strictEqual(second.code, 1)
+      const trace = yield* decodeTrace(JSON.parse(second.stdout.trim()))
+      assert.strictEqual(trace.outcome, "policy_denied")
+      assert.deepStrictEqual(trace.steps, [])
+      assert.include(trace.final_response!, "Not done: the audit log cannot be written")
+      assert.include(second.stderr, "the audit key is missing")
+    }))
+
   it.scoped("without configuration: the workspace is created and chat says how to configure a provider", () =>
     Effect.gen(function*() {
       const home = NodePath.join(yield* workspaceWith([]), "fresh")

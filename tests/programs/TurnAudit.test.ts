@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
+import { AuditError } from "../../src/domain/Errors.js"
 import { makeAuditLogMemory } from "../../src/layers/audit/AuditLogMemory.js"
 import { TestLayer } from "../../src/layers/Test.js"
 import { AgentRuntime } from "../../src/services/AgentRuntime.js"
@@ -9,6 +10,17 @@ import { probeTools, writeFile } from "../contract/fixtures.js"
 
 const turn = (message: string) =>
   Effect.flatMap(AgentRuntime, (agent) => agent.handle({ userMessage: message, sessionId: "s", channel: "cli:me" }))
+
+/** A log that works when the turn starts and fails every append after (the disk fills up mid-turn). */
+const failingAfterStart = Layer.effect(
+  AuditLog,
+  Effect.map(makeAuditLogMemory(), (memory) =>
+    AuditLog.of({
+      ...memory,
+      append: () =>
+        Effect.fail(new AuditError({ path: "<memory>", reason: "Io", message: "no space left on device (simulated)" }))
+    }))
+)
 
 const writeScript = [
   {
@@ -58,6 +70,24 @@ describe("the turn and the audit log", () => {
       const trace = yield* turn("note it")
       assert.strictEqual(trace.outcome, "policy_denied")
       assert.include(trace.final_response!, "the audit log could not record the decision")
+      assert.isFalse(yield* probeTools.exists(yield* Workspace, "notes/a.md"))
+    }).pipe(
+      Effect.provide(TestLayer({
+        config: { policy: { rules: [{ match: "fs_write:notes/**", decision: "allow" }] } },
+        audit: failingAfterStart,
+        script: [{ toolCalls: [{ name: "fs_write", args: { path: "notes/a.md", content: "hi" } }] }, { text: "no" }]
+      })),
+      Logger.withMinimumLogLevel(LogLevel.None)
+    ))
+
+  it.scoped("a turn that cannot be recorded is refused before any model is paid, and says why", () =>
+    Effect.gen(function*() {
+      const trace = yield* turn("note it")
+      assert.strictEqual(trace.outcome, "policy_denied")
+      assert.deepStrictEqual(trace.steps, [], "no Thought: the model was never called")
+      assert.strictEqual(trace.cost_usd, 0)
+      assert.strictEqual(trace.metadata.unrecorded, "no space left on device (simulated)")
+      assert.include(trace.final_response!, "Not done: the audit log cannot be written (no space left on device")
       assert.isFalse(yield* probeTools.exists(yield* Workspace, "notes/a.md"))
     }).pipe(
       Effect.provide(TestLayer({

@@ -1,4 +1,4 @@
-import { Effect, Layer, ParseResult } from "effect"
+import { Effect, Layer, Option, ParseResult } from "effect"
 import { auditFileOf, type AuditQuery, matchesQuery } from "../../domain/AuditQuery.js"
 import { type AuditRecord, decodeAuditRecord, type SealedRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
@@ -18,11 +18,27 @@ const makeMemoryLog = (options: { readonly fail?: boolean }) => {
   const chains = new Map<string, { seq: number; hash: string; lastAt: number }>()
   const lines = new Map<string, number>()
   const problems: Array<IntegrityProblem> = []
+  const full = failure("Io", "no space left on device (simulated)")
   let closed = false
+  /** Why the last append or readiness check failed, until one succeeds; a log that always fails starts so. */
+  let lastFailure = options.fail === true ? Option.some(full) : Option.none<AuditError>()
+  const watched = <A>(effect: Effect.Effect<A, AuditError>) =>
+    effect.pipe(
+      Effect.tap(() => Effect.sync(() => void (lastFailure = Option.none()))),
+      Effect.tapError((error) => Effect.sync(() => void (lastFailure = Option.some(error))))
+    )
+
+  const ready = watched(Effect.suspend(() =>
+    options.fail === true
+      ? Effect.fail(full)
+      : closed
+      ? Effect.fail(failure("Closed", "the audit log is closed"))
+      : Effect.void
+  ))
 
   const append = (record: AuditRecord) =>
     Effect.suspend(() => {
-      if (options.fail === true) return Effect.fail(failure("Io", "no space left on device (simulated)"))
+      if (options.fail === true) return watched(Effect.fail(full))
       const decoded = decodeAuditRecord(record)
       if (decoded._tag === "Left") {
         return Effect.fail(
@@ -36,7 +52,7 @@ const makeMemoryLog = (options: { readonly fail?: boolean }) => {
           })
         )
       }
-      if (closed) return Effect.fail(failure("Closed", "the audit log is closed"))
+      if (closed) return watched(Effect.fail(failure("Closed", "the audit log is closed")))
       const file = auditFileOf(decoded.right)
       const chain = chainOfFile(file) ?? file
       const previous = chains.get(chain) ?? { seq: 0, hash: genesisOf(chain), lastAt: Number.NEGATIVE_INFINITY }
@@ -58,7 +74,7 @@ const makeMemoryLog = (options: { readonly fail?: boolean }) => {
       })
       lines.set(file, line)
       records.push(sealed)
-      return Effect.void
+      return watched(Effect.void)
     })
 
   /** Newest first: the latest `at`, and of records with the same time the latest appended. */
@@ -79,7 +95,10 @@ const makeMemoryLog = (options: { readonly fail?: boolean }) => {
       signatures: verifyOptions?.seed === undefined ? "current_epoch" as const : "all_epochs" as const
     }))
 
-  return { log: AuditLog.of({ append, query, verifyIntegrity }), close: Effect.sync(() => void (closed = true)) }
+  return {
+    log: AuditLog.of({ ready, lastFailure: Effect.sync(() => lastFailure), append, query, verifyIntegrity }),
+    close: Effect.sync(() => void (closed = true))
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { parseLine, sha256 } from "./Seal.js"
 /**
  * The query index: a SQLite table of every record (kind, time, sender and the line itself), derived from the
  * JSONL files and caught up before each query from where it stopped in each file. It can always be deleted
- * and rebuilt: the files stay the source of truth. One client per database file per process (STACK pitfall 5).
+ * and rebuilt: the files stay the source of truth. One client per database file per process: a second connection waiting on a lock blocks the event loop.
  */
 const SCHEMA_VERSION = 1
 const INSERT_BATCH = 500

@@ -3,6 +3,7 @@ import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { Outcome } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
+import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
@@ -17,7 +18,9 @@ import {
   invalidStreakMessage,
   llmFailureMessage,
   softCapNotice,
-  stepsExhaustedMessage
+  stepsExhaustedMessage,
+  UNRECORDED,
+  unrecordedMessage
 } from "./Messages.js"
 import { provenanceOf } from "./Provenance.js"
 import { think } from "./Think.js"
@@ -46,6 +49,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
   const registry = yield* ToolRegistry
   const promptBuilder = yield* PromptBuilder
   const sink = yield* TraceSink
+  const audit = yield* AuditLog
   const traceId = yield* (yield* IdGenerator).next("trace")
   const state = yield* Ref.make(TurnState.start(input, traceId, yield* Clock.currentTimeMillis))
   const update = (f: (state: TurnState.TurnState) => TurnState.TurnState) => Ref.update(state, f)
@@ -166,6 +170,12 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
   })
 
   const loop = Effect.gen(function*() {
+    // Refused before any model is paid: a turn that cannot be recorded does not run.
+    const ready = yield* Effect.either(audit.ready)
+    if (ready._tag === "Left") {
+      yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
+      return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
+    }
     const prompt = yield* promptBuilder.build({ sessionId: input.sessionId, userMessage: input.userMessage })
     yield* update((current) => TurnState.prompted(current, prompt))
     for (let n = 0; n < config.maxSteps; n++) {
