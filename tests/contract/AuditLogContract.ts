@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
 import type { AuditRecord, SealedRecord } from "../../src/domain/AuditRecord.js"
 import { AuditLog, type IntegrityReport } from "../../src/services/AuditLog.js"
 import { APRIL_22, decision, trace, verdict } from "../layers/audit/support.js"
@@ -210,7 +210,19 @@ export const auditLogContract = (name: string, make: () => Layer.Layer<AuditLog,
         })
       ))
 
-    it.scoped("a closed log refuses appends as Closed, at once: it never hangs", () =>
+    it.scoped("a working log is ready and names no failure; an invalid record is not a failure of the log", () =>
+      withLog((log) =>
+        Effect.gen(function*() {
+          assert.isTrue(Option.isNone(yield* log.lastFailure))
+          yield* log.ready
+          yield* log.append(trace(isoAt(APRIL_22), 1))
+          yield* Effect.flip(log.append({ at: isoAt(APRIL_22) } as unknown as AuditRecord))
+          assert.isTrue(Option.isNone(yield* log.lastFailure))
+          yield* log.ready
+        })
+      ))
+
+    it.scoped("a closed log refuses appends as Closed, at once (it never hangs), is not ready, and says why", () =>
       Effect.gen(function*() {
         yield* TestClock.setTime(APRIL_22)
         const { close, log } = yield* open
@@ -220,5 +232,7 @@ export const auditLogContract = (name: string, make: () => Layer.Layer<AuditLog,
         yield* TestClock.adjust("1 hour")
         const error = yield* Fiber.join(fiber)
         assert.strictEqual(error.reason, "Closed")
+        assert.strictEqual(Option.getOrThrow(yield* log.lastFailure).reason, "Closed")
+        assert.strictEqual((yield* Effect.flip(log.ready)).reason, "Closed")
       }))
   })
