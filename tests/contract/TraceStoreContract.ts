@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { DateTime, Effect, type Layer, TestClock } from "effect"
+import { Context, DateTime, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
 import type { ExecutionTrace } from "../../src/domain/ExecutionTrace.js"
 import { TraceStore } from "../../src/services/TraceStore.js"
 
@@ -148,6 +148,19 @@ export const traceStoreContract = (name: string, make: () => Layer.Layer<TraceSt
           assert.deepStrictEqual(yield* store.recentTurns("alice", 5), [turnOf("april"), turnOf("may")])
         })
       ))
+
+    it.scoped("a closed store refuses persist with a TraceStoreError, at once: it never hangs", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(START)
+        const scope = yield* Scope.make()
+        const store = Context.get(yield* Layer.buildWithScope(make(), scope), TraceStore)
+        yield* store.persist(closedTrace("a-1", "alice", START))
+        yield* Scope.close(scope, Exit.void)
+        const fiber = yield* Effect.fork(Effect.flip(store.persist(closedTrace("a-2", "alice", START + 60_000))))
+        yield* TestClock.adjust("1 hour")
+        const error = yield* Fiber.join(fiber)
+        assert.strictEqual(error._tag, "TraceStoreError")
+      }))
 
     it.scoped("what recentTurns returned earlier does not change when more turns are persisted", () =>
       withStore((store) =>
