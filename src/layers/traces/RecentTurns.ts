@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import { createInterface } from "node:readline"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import type { PastTurn } from "../../services/TraceStore.js"
+import { lastTurns } from "./Recent.js"
 
 /** Turns kept per session: more than any prompt's history block takes. */
 export const KEEP_TURNS = 20
@@ -28,8 +29,7 @@ export class RecentTurns {
   }
 
   get(sessionId: string, limit: number): ReadonlyArray<PastTurn> {
-    if (limit <= 0) return []
-    return this.sessions.get(sessionId)?.slice(-limit) ?? []
+    return lastTurns(this.sessions.get(sessionId) ?? [], limit)
   }
 
   entries(): ReadonlyArray<readonly [string, ReadonlyArray<PastTurn>]> {
