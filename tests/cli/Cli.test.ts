@@ -82,6 +82,19 @@ describe("myclaw chat", () => {
       assert.deepStrictEqual(NodeFs.readdirSync(bare), [])
     }))
 
+  it.scoped("a corrupt approvals database stops chat with a message naming the file, no stack", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([{ text: "Hi." }])
+      const database = NodePath.join(home, ".state", "approvals.sqlite")
+      NodeFs.mkdirSync(NodePath.dirname(database), { recursive: true })
+      NodeFs.writeFileSync(database, "not a database ".repeat(500))
+      const run = yield* myclaw(["chat", "hi"], { MYCLAW_HOME: home })
+      assert.strictEqual(run.code, 1)
+      assert.include(run.stderr, database)
+      assert.include(run.stderr, "the approvals database cannot be read (file is not a database)")
+      assert.notInclude(run.stderr, "    at ")
+    }))
+
   it.scoped("without configuration: the workspace is created and chat says how to configure a provider", () =>
     Effect.gen(function*() {
       const home = NodePath.join(yield* workspaceWith([]), "fresh")
