@@ -10,7 +10,7 @@ import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
 import { Command, parseArgs, usage } from "./Args.js"
-import { auditQuery, auditVerify } from "./Audit.js"
+import { auditQuery, auditResume, auditVerify } from "./Audit.js"
 import { backupCommand } from "./Backup.js"
 import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { digestCommand } from "./Digest.js"
@@ -76,6 +76,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
           Effect.provide(stderrLogs)
         ),
       AuditVerify: (options) => auditVerify(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
+      AuditResume: (options) => auditResume(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       Backup: (options) => backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Digest: (options) =>
