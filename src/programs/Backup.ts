@@ -99,7 +99,8 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
   const file = NodePath.join(dest, backupName(options.now))
   const temporary = NodePath.join(dest, `.${NodePath.basename(file)}.partial`)
   const base = NodePath.basename(workspace)
-  // What the archive does not hold, said inside it: the note lands in the restored workspace.
+  // What the archive does not hold, said inside it: the note lands in the restored workspace (added last, so
+  // it replaces the copy a restored workspace already holds).
   const notes = yield* Effect.tryPromise({
     try: async () => {
       const dir = await NodeFs.mkdtemp(NodePath.join(dest, ".backup-notes-"))
@@ -116,7 +117,6 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
         temporary,
         "--no-wildcards",
         ...LEFT_OUT.map((path) => `--exclude=${base}/${path}`),
-        `--exclude=${base}/${BACKUP_NOTE}`,
         "-C",
         NodePath.dirname(workspace),
         base,
