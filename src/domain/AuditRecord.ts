@@ -119,6 +119,20 @@ export const RecoveredRecord = Schema.Struct({
 })
 
 /**
+ * The log continued after its key was lost (a workspace restored from a backup): the current key was derived
+ * again from the owner's verification seed, after the whole log verified against it.
+ */
+export const AuditResumedRecord = Schema.Struct({
+  kind: Schema.Literal("audit_resumed"),
+  at: At,
+  sender: Schema.String,
+  seed_epoch: Schema.Number,
+  key_epoch: Schema.Number,
+  records_verified: Schema.Number,
+  notes: Schema.String
+})
+
+/**
  * A paid LLM call made outside a turn (a turn's calls are in its trace record, with their cost): what it was
  * for, the model and what it cost, so the day's spend can be rebuilt from the log alone.
  */
@@ -143,7 +157,8 @@ export const AuditRecord = Schema.Union(
   BudgetOverrideRecord,
   InjectionSuspectedRecord,
   RecoveredRecord,
-  LlmCallRecord
+  LlmCallRecord,
+  AuditResumedRecord
 )
 export type AuditRecord = typeof AuditRecord.Type
 export type AuditKind = AuditRecord["kind"]

@@ -3,6 +3,7 @@ import { Cause, Duration, Effect, Exit, Fiber, FiberSet, Option, ParseResult, Sc
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { type ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { truncateEnd } from "../../domain/Text.js"
+import { UNRECORDED } from "../../programs/turn/Messages.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 
@@ -180,6 +181,15 @@ export const makeTurns = Effect.gen(function*() {
         { error: "trace_store", ...encodeTraceStoreError(trace.left) },
         { status: 500 }
       )
+    }
+    const unrecorded = trace.right.metadata[UNRECORDED]
+    if (typeof unrecorded === "string") {
+      // Refused before any model was paid: the audit log cannot be written.
+      return HttpServerResponse.unsafeJson({
+        error: "unrecorded",
+        message: `the turn was not run: the audit log cannot be written (${unrecorded})`,
+        trace: JSON.parse(traceToJson(trace.right)) as unknown
+      }, { status: 503 })
     }
     return HttpServerResponse.text(traceToJson(trace.right), { contentType: "application/json" })
   })
