@@ -1,5 +1,6 @@
-// One process spending from a workspace's budget: `node budget-worker.mjs HOME CALLS`. Each call reserves
-// 0.01 EUR (its maximum) and settles at 0.007 EUR; prints how many calls were granted and refused.
+// One process spending from a workspace's budget: `node budget-worker.mjs HOME CALLS [HARD_CAP]`. Each call
+// reserves 0.01 EUR (its maximum) and settles at 0.007 EUR; prints how many calls were granted and refused.
+// CALLS `forever`: calls until killed, printing `R` once a reservation is stored and `S` once it is settled.
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel, Schema } from "effect"
 import { AppConfig } from "../../dist/domain/AppConfig.js"
@@ -11,9 +12,10 @@ import { makeWorkspace } from "../../dist/layers/workspace/WorkspaceLive.js"
 import { Budget } from "../../dist/services/Budget.js"
 import { Workspace } from "../../dist/services/Workspace.js"
 
-const [home, calls] = [process.argv[2], Number(process.argv[3])]
+const [home, calls, hardCap] = [process.argv[2], process.argv[3], Number(process.argv[4] ?? "1")]
+const forever = calls === "forever"
 const config = Schema.decodeUnknownSync(AppConfig)({
-  budget: { softCapEur: 0.5, hardCapEur: 1, timeZone: "UTC" },
+  budget: { softCapEur: hardCap / 2, hardCapEur: hardCap, timeZone: "UTC" },
   usdToEur: 1,
   pricing: { m: { inputPerMTok: 1_000_000, cachedInputPerMTok: 0, outputPerMTok: 0 } }
 })
@@ -29,14 +31,18 @@ const program = Effect.gen(function*() {
   const budget = yield* Budget
   let granted = 0
   let refused = 0
-  for (let i = 0; i < calls; i++) {
+  for (let i = 0; forever || i < Number(calls); i++) {
     const reserved = yield* Effect.either(budget.reserve({ model: "m", inputTokens: 0.01, maxOutputTokens: 0 }))
     if (reserved._tag === "Left") {
       refused++
       continue
     }
     granted++
+    if (forever) process.stdout.write("R\n")
+    // The call itself: a model answers in seconds; here a few milliseconds, so that the lock is not held back to back.
+    if (forever) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
     yield* budget.settle(reserved.right, 0.007)
+    if (forever) process.stdout.write("S\n")
   }
   return { granted, refused }
 })
