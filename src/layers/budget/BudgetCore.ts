@@ -54,7 +54,7 @@ export const makeMemoryStore = (initial: MemoryBudget = { days: {}, reservations
   })
 
 /** The status a person or a turn sees: stale reservations shown as spent, as the next writer will count them. */
-const snapshot = (settings: BudgetSettings, stored: BudgetState, now: number): BudgetStatus => {
+const snapshot = (settings: BudgetSettings, stored: BudgetState, now: number, resetsAt: number): BudgetStatus => {
   const state = sweepStale(stored, now, settings.staleAfterMs).state
   const reserved = reservedEur(state)
   const hard = hardCapActive(state.today, now) && state.today.spentEur + reserved >= settings.hardCapEur
@@ -67,7 +67,7 @@ const snapshot = (settings: BudgetSettings, stored: BudgetState, now: number): B
     reservedEur: reserved,
     softCapEur: settings.softCapEur,
     hardCapEur: settings.hardCapEur,
-    resetsAt: nextLocalMidnight(now, settings.timeZone),
+    resetsAt,
     overrideUntil: state.today.overrideUntil !== null && now < state.today.overrideUntil
       ? state.today.overrideUntil
       : null,
@@ -107,7 +107,7 @@ export const makeBudgetCore = (
 
     const status = Effect.flatMap(
       Clock.currentTimeMillis,
-      (now) => Effect.map(store.read(dayAt(now)), (stored) => snapshot(settings, stored, now))
+      (now) => Effect.map(store.read(dayAt(now)), (stored) => snapshot(settings, stored, now, bounds.end))
     ).pipe(Effect.orDie)
 
     /** A change that moves money and cannot be stored is said loudly; the caller's work is already done. */
@@ -133,7 +133,7 @@ export const makeBudgetCore = (
                 reservedEur: decision.reservedEur,
                 callEur: decision.callEur,
                 hardCapEur: decision.hardCapEur,
-                resetsAt: nextLocalMidnight(now, settings.timeZone),
+                resetsAt: bounds.end,
                 model: call.model,
                 inputTokens: call.inputTokens,
                 maxOutputTokens: call.maxOutputTokens

@@ -195,15 +195,53 @@ const write = (sql: SqlClient.SqlClient, before: BudgetState, after: BudgetState
     }
   })
 
-/** Reads see one consistent state (a read transaction); a read-only store refuses every change. */
+/** How long a read is reused before SQLite is asked whether another process committed since. */
+const FRESH_MS = 1000
+
+/**
+ * Reads see one consistent state (a read transaction), reused while nothing changed it: this store's own changes
+ * drop the copy at once, and other processes' commits (SQLite's `data_version`) are looked for once the copy is
+ * FRESH_MS old. A status may so lag another process by up to FRESH_MS; every change still decides on the state
+ * inside its write transaction. A read-only store refuses every change.
+ */
 export const makeSqliteStore = (
   sql: SqlClient.SqlClient,
   file: string,
   now: Effect.Effect<number>,
   options: { readonly readonly: boolean }
-): BudgetStore => ({
-  read: (day) => sql.withTransaction(load(sql, day)).pipe(Effect.mapError(storeError(file, "cannot read the budget"))),
-  update: <A, E>(day: string, f: (state: BudgetState) => Effect.Effect<readonly [A, BudgetState | null], E>) =>
+): BudgetStore => {
+  let kept:
+    | { readonly version: number; readonly day: string; readonly state: BudgetState; readonly at: number }
+    | undefined
+  // Bumped by every change of this store: a read that overlapped one does not keep what it read.
+  let changes = 0
+  const dataVersion = Effect.map(
+    sql<{ data_version: number }>`PRAGMA data_version`,
+    (rows) => rows[0]?.data_version ?? -1
+  )
+  const read = (day: string) =>
+    Effect.flatMap(
+      now,
+      (at): Effect.Effect<BudgetState, BudgetStoreError> =>
+        kept !== undefined && kept.day === day && at >= kept.at && at - kept.at < FRESH_MS
+          ? Effect.succeed(kept.state)
+          : reload(day, at)
+    )
+
+  const reload = (day: string, at: number) =>
+    Effect.gen(function*() {
+      const version = yield* dataVersion
+      if (kept !== undefined && kept.version === version && kept.day === day) {
+        kept = { ...kept, at }
+        return kept.state
+      }
+      const before = changes
+      const state = yield* sql.withTransaction(load(sql, day))
+      if (changes === before) kept = { version, day, state, at }
+      return state
+    }).pipe(Effect.mapError(storeError(file, "cannot read the budget")))
+
+  const update = <A, E>(day: string, f: (state: BudgetState) => Effect.Effect<readonly [A, BudgetState | null], E>) =>
     options.readonly
       ? Effect.fail(
         new BudgetStoreError({ path: file, reason: "ReadOnly", message: "this command only reads the budget" })
@@ -211,6 +249,8 @@ export const makeSqliteStore = (
       : immediate(
         sql,
         Effect.gen(function*() {
+          changes++
+          kept = undefined
           const before = yield* load(sql, day).pipe(Effect.mapError(storeError(file, "cannot read the budget")))
           const [result, after] = yield* f(before)
           if (after !== null) {
@@ -221,5 +261,10 @@ export const makeSqliteStore = (
           return result
         }),
         storeError(file, "cannot lock the budget")
-      )
-})
+      ).pipe(Effect.ensuring(Effect.sync(() => {
+        changes++
+        kept = undefined
+      })))
+
+  return { read, update }
+}

@@ -255,6 +255,22 @@ describe("BudgetLive", () => {
       })
     ))
 
+  it.scoped("a status shows another process's spend within a second, and this process's own at once", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        const server = yield* Layer.build(budgetAt(home))
+        const cli = yield* Layer.build(budgetAt(home))
+        const statusOf = (process: typeof server) =>
+          Effect.flatMap(Budget, (b) => b.status).pipe(Effect.provide(process))
+        assert.strictEqual((yield* statusOf(server)).spentEur, 0)
+        yield* spend(0.3).pipe(Effect.provide(cli))
+        yield* TestClock.adjust("1 second")
+        assert.closeTo((yield* statusOf(server)).spentEur, 0.3, 1e-9)
+        yield* spend(0.2).pipe(Effect.provide(server))
+        assert.closeTo((yield* statusOf(server)).spentEur, 0.5, 1e-9)
+      })
+    ))
+
   it.scoped("the hard cap holds across processes: their reservations together never pass it", () =>
     withHome((home) =>
       Effect.gen(function*() {
