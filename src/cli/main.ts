@@ -105,7 +105,8 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       WorkspaceError: (error) => Effect.as(Console.error(`myclaw: workspace ${error.path}: ${error.message}`), 1),
       TraceStoreError: (error) => Effect.as(Console.error(`myclaw: trace store ${error.path}: ${error.message}`), 1),
       AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1),
-      HttpListenError: (error) => Effect.as(Console.error(`myclaw: ${error.message}`), 1)
+      HttpListenError: (error) => Effect.as(Console.error(`myclaw: ${error.message}`), 1),
+      BudgetStoreError: (error) => Effect.as(Console.error(`myclaw: budget ${error.path}: ${error.message}`), 1)
     }),
     Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))
   )

@@ -4,7 +4,7 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { type BudgetDay, type BudgetSettings, freshDay } from "../../domain/BudgetLedger.js"
-import { messageOf } from "../../domain/Errors.js"
+import { BudgetStoreError, messageOf } from "../../domain/Errors.js"
 import { withShippedPrices } from "../../domain/ShippedPrices.js"
 import { isoAt, localDay } from "../../domain/Time.js"
 import { AuditLog } from "../../services/AuditLog.js"
@@ -97,6 +97,19 @@ const seedCounters = (settings: BudgetSettings, files: ReturnType<typeof budgetF
 const logNote = (seed: { readonly note: string; readonly warn: boolean }) =>
   seed.warn ? Effect.logWarning(seed.note) : Effect.logInfo(seed.note)
 
+/** A file operation of the budget store; a failure names the file, the system's code and what was attempted. */
+const io = (path: string, what: string, run: () => Promise<unknown>) =>
+  Effect.tryPromise({
+    try: run,
+    catch: (cause) =>
+      new BudgetStoreError({
+        path,
+        reason: "Io",
+        message: `${what}: ${messageOf(cause)}`,
+        cause
+      })
+  })
+
 /** A stopped process's calls, found at start: said once, counted as spent. */
 const sweepAtStart = (core: BudgetCore) =>
   Effect.flatMap(core.sweep, ({ count, eur }) =>
@@ -121,12 +134,20 @@ export const BudgetLive = Layer.scoped(
     const settings = budgetSettings(config)
     const files = budgetFiles(workspace.root)
     const scope = yield* Effect.scope
-    yield* Effect.promise(() => NodeFs.mkdir(NodePath.dirname(files.database), { recursive: true }))
+    yield* io(
+      files.database,
+      "cannot create its folder",
+      () => NodeFs.mkdir(NodePath.dirname(files.database), { recursive: true })
+    )
     let opened = yield* openBudgetDatabase(files.database, { readonly: false }, scope)
     let why: string | null = null
     if (opened._tag === "Corrupt") {
       const aside = `${files.database}.corrupt-${isoAt(yield* Clock.currentTimeMillis).replace(/[:.]/g, "-")}`
-      yield* Effect.promise(() => NodeFs.rename(files.database, aside))
+      yield* io(
+        files.database,
+        `cannot move the corrupt database aside to ${aside}`,
+        () => NodeFs.rename(files.database, aside)
+      )
       why = `${files.database} was corrupt (${opened.detail}), moved to ${NodePath.basename(aside)}`
       opened = yield* openBudgetDatabase(files.database, { readonly: false }, scope)
     }

@@ -180,6 +180,20 @@ describe("BudgetLive", () => {
       })
     ))
 
+  it.scoped("a store that cannot be created fails with a BudgetStoreError naming the file, not a defect", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        yield* fs.writeFileString(NodePath.join(home, ".state"), "a file where the folder goes")
+        const error = yield* Effect.flip(Effect.flatMap(Budget, (b) => b.status).pipe(Effect.provide(budgetAt(home))))
+        assert.strictEqual(error._tag, "BudgetStoreError")
+        if (error._tag === "BudgetStoreError") {
+          assert.strictEqual(error.path, NodePath.join(home, ".state", "budget.sqlite"))
+          assert.include(error.message, "cannot create its folder")
+        }
+      })
+    ))
+
   it.scoped("budget.json of an earlier version is carried over once (its unsettled calls as spent), then renamed", () =>
     withHome((home) =>
       Effect.gen(function*() {
