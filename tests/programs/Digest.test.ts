@@ -239,6 +239,26 @@ describe("Digest", () => {
       assert.strictEqual(digest.text, expected)
     }).pipe(Effect.provide(graph([{ text: expected.replace("fs_read (6)", "fs_read (7)") }]))))
 
+  it.scoped("the day's cost counts the paid calls made outside a turn", () =>
+    Effect.gen(function*() {
+      yield* recorded([
+        ...day,
+        {
+          kind: "llm_call",
+          at: "2026-04-22T20:00:00.000Z",
+          purpose: "digest_polish",
+          provider: "p",
+          model: "m",
+          tier: "local-fast",
+          input_tokens: 1,
+          output_tokens: 1,
+          cost_usd: 0.5
+        }
+      ])
+      const digest = yield* dailyDigest({ day: "2026-04-22", polish: false })
+      assert.include(digest.text, "💰 Cost: 1.38 € (soft cap 2.00 €)")
+    }).pipe(Effect.provide(graph())))
+
   it.scoped("a day without requests is not polished: no model is called", () => {
     let calls = 0
     return Effect.gen(function*() {

@@ -90,7 +90,9 @@ export const digestFacts = (
     minute: "2-digit",
     hourCycle: "h23"
   })
-  const costEur = traces.reduce((total, trace) => total + trace.cost_usd, 0) * settings.usdToEur
+  // What the day cost: its turns, and the paid calls made outside a turn (the digest's own polish).
+  const costEur = [...traces, ...of(records, "llm_call")].reduce((total, record) => total + record.cost_usd, 0) *
+    settings.usdToEur
   const failures = (byOutcome.get("tool_hallucination") ?? 0) + (byOutcome.get("timeout_steps") ?? 0)
   // One word: alert for a changed constitution or the hard cap; attention for money or many failures.
   const state = of(records, "constitution_modified").length > 0 || byOutcome.has("budget_hit")
