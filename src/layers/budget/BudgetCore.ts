@@ -1,4 +1,4 @@
-import { Clock, Effect, SynchronizedRef } from "effect"
+import { Clock, Effect, Either, SynchronizedRef } from "effect"
 import {
   applySettle,
   type BudgetDay,
@@ -123,26 +123,37 @@ export const makeBudgetCore = (
     ) =>
       Effect.gen(function*() {
         const eur = worstCaseEur(settings, call)
-        const id = eur === 0 ? "free" : owner + (yield* ids.next("reservation"))
-        return yield* change((state, now) => {
+        const decide = (state: BudgetState, now: number, id: string) => {
           const decision = decideReserve(settings, state, { id, eur, at: now }, now)
-          if (decision._tag === "Refused") {
-            return Effect.fail(
-              new BudgetExceeded({
-                spentEur: decision.spentEur,
-                reservedEur: decision.reservedEur,
-                callEur: decision.callEur,
-                hardCapEur: decision.hardCapEur,
-                resetsAt: bounds.end,
-                model: call.model,
-                inputTokens: call.inputTokens,
-                maxOutputTokens: call.maxOutputTokens
-              })
-            )
-          }
-          const reservation: Reservation = { id, eur }
-          return Effect.succeed([reservation, eur === 0 ? null : decision.state] as const)
-        })
+          return decision._tag === "Granted" ? Either.right(decision.state) : Either.left(
+            new BudgetExceeded({
+              spentEur: decision.spentEur,
+              reservedEur: decision.reservedEur,
+              callEur: decision.callEur,
+              hardCapEur: decision.hardCapEur,
+              resetsAt: bounds.end,
+              model: call.model,
+              inputTokens: call.inputTokens,
+              maxOutputTokens: call.maxOutputTokens
+            })
+          )
+        }
+        // A call that costs nothing moves no money: it is decided on a read, with no write transaction.
+        if (eur === 0) {
+          const now = yield* Clock.currentTimeMillis
+          const state = sweepStale(yield* store.read(dayAt(now)), now, settings.staleAfterMs).state
+          return yield* Either.match(decide(state, now, "free"), {
+            onLeft: Effect.fail,
+            onRight: () => Effect.succeed<Reservation>({ id: "free", eur })
+          })
+        }
+        const id = owner + (yield* ids.next("reservation"))
+        return yield* change((state, now) =>
+          Either.match(decide(state, now, id), {
+            onLeft: Effect.fail,
+            onRight: (next) => Effect.succeed([{ id, eur } satisfies Reservation, next] as const)
+          })
+        )
       }).pipe(
         // A reservation that cannot be stored is no reservation: the call is not made.
         Effect.catchTag("BudgetStoreError", (error) => Effect.die(error))
