@@ -48,9 +48,10 @@ const hardDenial = ({ provenance, target, tool }: PolicyInput): PolicyDecision |
  * Rules from the configuration, first match wins, after the built-in denials and before the defaults. In a
  * turn that carries untrusted content every side-effecting call needs a fresh approval, whatever the rules.
  */
-export const makePolicy = (initial: ReadonlyArray<PolicyRule>) =>
+export const makePolicy = (initial: ReadonlyArray<PolicyRule>, trusted: ReadonlyArray<string> = []) =>
   Effect.sync(() => {
     let compiled = initial.map(compile)
+    const trustedGlobs = trusted.map((glob) => [glob, globToRegExp(glob)] as const)
     const decide = (input: PolicyInput): PolicyDecision => {
       const denied = hardDenial(input)
       if (denied !== undefined) return denied
@@ -81,10 +82,16 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>) =>
         }
       })
     const setRules = (rules: ReadonlyArray<PolicyRule>) => Effect.sync(() => void (compiled = rules.map(compile)))
-    return Policy.of({ evaluate, setRules })
+    const trustedSource = (source: string) =>
+      Effect.sync(() => {
+        const path = /^(?:file|dir):(.*)$/.exec(source)?.[1]
+        if (path === undefined || path.startsWith("/") || path === ".." || path.startsWith("../")) return undefined
+        return trustedGlobs.find(([, glob]) => glob.test(path))?.[0]
+      })
+    return Policy.of({ evaluate, setRules, trustedSource })
   })
 
 export const PolicyLive = Layer.effect(
   Policy,
-  Effect.flatMap(MyclawConfig, ({ config }) => makePolicy(config.policy.rules))
+  Effect.flatMap(MyclawConfig, ({ config }) => makePolicy(config.policy.rules, config.policy.trusted))
 )

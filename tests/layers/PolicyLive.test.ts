@@ -139,7 +139,7 @@ layer(Env)("PolicyLive", (it) => {
       const policy = yield* Effect.provide(
         Policy,
         PolicyLive.pipe(Layer.provide(MyclawConfigFixed(AppConfig.make({
-          policy: { rules: [{ match: "fs_write:notes/*", decision: "deny" }] }
+          policy: { rules: [{ match: "fs_write:notes/*", decision: "deny" }], trusted: [] }
         }))))
       )
       const decision = yield* policy.evaluate({ tool, target: "notes/a.md", args: {}, provenance: clean })

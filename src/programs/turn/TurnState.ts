@@ -19,6 +19,8 @@ export interface Observation {
   readonly invalid: boolean
   /** Untrusted content it brought in, if any. */
   readonly taint?: { readonly source: string; readonly hosts: ReadonlyArray<string> } | undefined
+  /** Content from a source the owner's policy trusts (recorded in the trace's `trusted_sources`). */
+  readonly trusted?: { readonly source: string; readonly rule: string } | undefined
   /** Content that looked like an injection attempt (recorded, never obeyed). */
   readonly suspicion?: { readonly source: string; readonly pattern: string } | undefined
 }
@@ -78,7 +80,11 @@ export const forcedFrontier = (state: TurnState): TurnState =>
   state.forceFrontier ? state : { ...state, forceFrontier: true }
 
 export const observed = (state: TurnState, observation: Observation): TurnState => {
-  const { suspicion, taint } = observation
+  const { suspicion, taint, trusted } = observation
+  const metadata = trusted === undefined ? state.metadata : {
+    ...state.metadata,
+    trusted_sources: [...((state.metadata.trusted_sources as ReadonlyArray<unknown>) ?? []), trusted]
+  }
   return {
     ...state,
     steps: [...state.steps, observation.step],
@@ -90,9 +96,9 @@ export const observed = (state: TurnState, observation: Observation): TurnState 
         : [...state.taint.sources, taint.source],
       hosts: taint.hosts.length === 0 ? state.taint.hosts : new Set([...state.taint.hosts, ...taint.hosts])
     },
-    metadata: suspicion === undefined ? state.metadata : {
-      ...state.metadata,
-      injection_suspected: [...((state.metadata.injection_suspected as ReadonlyArray<unknown>) ?? []), suspicion]
+    metadata: suspicion === undefined ? metadata : {
+      ...metadata,
+      injection_suspected: [...((metadata.injection_suspected as ReadonlyArray<unknown>) ?? []), suspicion]
     }
   }
 }
