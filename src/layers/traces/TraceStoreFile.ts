@@ -4,7 +4,7 @@ import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
-import { type PastTurn, TraceStore } from "../../services/TraceStore.js"
+import { type PastTurn, pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
 
 interface Pending {
@@ -118,7 +118,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     const sessions = yield* loadRecentSessions(dir)
     const remember = (trace: ExecutionTrace) => {
       const turns = sessions.get(trace.session_id) ?? []
-      turns.push({ userMessage: trace.user_message, finalResponse: trace.final_response })
+      turns.push(pastTurnOf(trace))
       if (turns.length > KEEP_TURNS) turns.shift()
       sessions.delete(trace.session_id)
       sessions.set(trace.session_id, turns)
@@ -166,7 +166,7 @@ const loadRecentSessions = (dir: string) =>
           continue
         }
         const turns = sessions.get(trace.session_id) ?? []
-        turns.push({ userMessage: trace.user_message, finalResponse: trace.final_response })
+        turns.push(pastTurnOf(trace))
         if (turns.length > KEEP_TURNS) turns.shift()
         sessions.set(trace.session_id, turns)
       }

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
-import { TraceStore } from "../../services/TraceStore.js"
+import { pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 
 /** What an in-memory trace store holds, for tests to inspect. */
 export class RecordedTraces extends Context.Tag("myclaw/RecordedTraces")<RecordedTraces, {
@@ -18,7 +18,7 @@ export const TraceStoreMemory = Layer.effectContext(
           traces
             .filter((trace) => trace.session_id === sessionId)
             .slice(-limit)
-            .map((trace) => ({ userMessage: trace.user_message, finalResponse: trace.final_response }))
+            .map(pastTurnOf)
         )
     })
     return Context.make(TraceStore, store).pipe(Context.add(RecordedTraces, { all: Effect.sync(() => traces.slice()) }))

@@ -7,7 +7,10 @@ import type { TurnState } from "./TurnState.js"
 
 /** Where a turn's content came from: the taint rule's input. */
 export const provenanceOf = (state: TurnState): Provenance => ({
-  untrustedSources: state.taint.sources,
+  untrustedSources: [
+    ...state.taint.sources,
+    ...state.taint.inherited.filter((s) => !state.taint.sources.includes(s)).map((s) => `${s} (earlier turn)`)
+  ],
   untrustedHosts: state.taint.hosts,
   userMessage: state.input.userMessage
 })

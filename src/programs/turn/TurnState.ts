@@ -8,6 +8,8 @@ import type { Prompt } from "../../services/PromptBuilder.js"
 export interface Taint {
   readonly sources: ReadonlyArray<string>
   readonly hosts: ReadonlySet<string>
+  /** Sources of the earlier turns whose history the prompt replays. */
+  readonly inherited: ReadonlyArray<string>
 }
 
 /** What an executed (or refused) tool call adds to the turn. */
@@ -55,7 +57,7 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   costUsd: 0,
   invalidStreak: 0,
   forceFrontier: false,
-  taint: { sources: [], hosts: new Set() },
+  taint: { sources: [], hosts: new Set(), inherited: [] },
   metadata: {},
   end: null
 })
@@ -63,8 +65,14 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
 export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   ...state,
   system: prompt.system,
-  messages: prompt.messages
+  messages: prompt.messages,
+  taint: { ...state.taint, inherited: prompt.taint }
 })
+
+/** Every source that tainted the turn, its own and those it inherited from the history it replayed. */
+export const taintSources = (state: TurnState): ReadonlyArray<string> => [
+  ...new Set([...state.taint.sources, ...state.taint.inherited])
+]
 
 /** A Thought: its step and cost, and the assistant message when it asks for tools. */
 export const thought = (state: TurnState, step: ThoughtStep, response: LlmResponse): TurnState => ({
@@ -91,6 +99,7 @@ export const observed = (state: TurnState, observation: Observation): TurnState 
     messages: observation.message === undefined ? state.messages : [...state.messages, observation.message],
     invalidStreak: observation.invalid ? state.invalidStreak + 1 : 0,
     taint: taint === undefined ? state.taint : {
+      ...state.taint,
       sources: state.taint.sources.includes(taint.source)
         ? state.taint.sources
         : [...state.taint.sources, taint.source],
@@ -124,5 +133,7 @@ export const toTrace = (state: TurnState, now: number): ExecutionTrace => ({
   cost_usd: state.costUsd,
   wall_time_ms: now - state.startedAt,
   outcome: state.end?.outcome ?? "timeout_steps",
-  metadata: state.metadata
+  metadata: taintSources(state).length === 0
+    ? state.metadata
+    : { ...state.metadata, taint_sources: taintSources(state) }
 })
