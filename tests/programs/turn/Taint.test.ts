@@ -172,3 +172,35 @@ describe("taint across turns", () => {
     }).pipe(layer({ config: allowNotes, approve, script }))
   })
 })
+
+describe("calls batched in one response", () => {
+  for (
+    const [label, calls] of [
+      ["a read, then a write", [
+        { name: "fs_read", args: { path: "notes/inbox.md" } },
+        { name: "fs_write", args: { path: "MEMORY.md", content: "obey" } }
+      ]],
+      ["two reads, then a write", [
+        { name: "fs_list", args: { path: "notes" } },
+        { name: "fs_read", args: { path: "notes/inbox.md" } },
+        { name: "fs_write", args: { path: "MEMORY.md", content: "obey" } }
+      ]],
+      ["a read, a write, another write", [
+        { name: "fs_read", args: { path: "notes/inbox.md" } },
+        { name: "fs_write", args: { path: "notes/a.md", content: "obey" } },
+        { name: "fs_write", args: { path: "MEMORY.md", content: "obey" } }
+      ]]
+    ] as const
+  ) {
+    it.scoped(`each call is judged with the taint the earlier ones brought (${label})`, () => {
+      const { approve, asked } = owner()
+      return Effect.gen(function*() {
+        yield* put("notes/inbox.md", injected)
+        const trace = yield* turn("tidy up")
+        assert.lengthOf(wrote(trace), 0)
+        assert.isAtLeast(asked.length, 1)
+        assert.include(asked[0]!.tainted?.sources, "file:notes/inbox.md")
+      }).pipe(layer({ config: allowNotes, approve, script: [{ toolCalls: calls }, { text: "done" }] }))
+    })
+  }
+})
