@@ -3,6 +3,7 @@ import { Effect, Either, Layer, Option } from "effect"
 import * as NodePath from "node:path"
 import type { PolicyRule } from "../domain/AppConfig.js"
 import { globToRegExp } from "../domain/Glob.js"
+import { canonicalHost, hostsIn } from "../domain/Hosts.js"
 import { relativeInside } from "../domain/Paths.js"
 import type { PolicyVerdict } from "../domain/ToolCall.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
@@ -123,14 +124,16 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
     const hardDenial = (input: PolicyInput, path: PathFacts | undefined) =>
       Effect.gen(function*() {
         const { provenance, target, tool } = input
-        if (
-          tool.targetKind === "host" && provenance.untrustedHosts.has(target) &&
-          !provenance.userMessage.includes(target)
-        ) {
-          return deny(
-            "builtin:untrusted-egress",
-            `${target} first appeared in untrusted content and you did not name it`
-          )
+        if (tool.targetKind === "host") {
+          const host = canonicalHost(target)
+          if (
+            host !== undefined && provenance.untrustedHosts.has(host) && !hostsIn(provenance.userMessage).includes(host)
+          ) {
+            return deny(
+              "builtin:untrusted-egress",
+              `${host} first appeared in untrusted content and you did not name it`
+            )
+          }
         }
         if (path === undefined || !tool.hasSideEffects) return undefined
         if (path.outside !== undefined) return deny("builtin:outside-workspace", path.outside)
@@ -156,16 +159,22 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
         return undefined
       })
 
+    const matching = (input: PolicyInput, target: string) => {
+      const folded = (foldCase && input.tool.targetKind === "path") || input.tool.targetKind === "host"
+      return compiled.find(({ target: glob, tool }) =>
+        tool.test(input.tool.name) && (glob === undefined || (folded ? glob.folded : glob.exact).test(target))
+      )
+    }
+
     const ruleFor = (input: PolicyInput, target: string): PolicyDecision => {
-      const folded = foldCase && input.tool.targetKind === "path"
-      for (const { rule, target: glob, tool } of compiled) {
-        if (tool.test(input.tool.name) && (glob === undefined || (folded ? glob.folded : glob.exact).test(target))) {
-          return {
-            verdict: rule.decision,
-            rule: rule.match,
-            reason: rule.reason ?? `configured rule ${rule.match}`,
-            forceTier: rule.forceTier
-          }
+      const found = matching(input, target)
+      if (found !== undefined) {
+        const { rule } = found
+        return {
+          verdict: rule.decision,
+          rule: rule.match,
+          reason: rule.reason ?? `configured rule ${rule.match}`,
+          forceTier: rule.forceTier
         }
       }
       return input.tool.hasSideEffects
@@ -179,7 +188,9 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
         const denied = yield* hardDenial(input, path)
         if (denied !== undefined) return denied
         let decision = ruleFor(input, input.target)
-        for (const name of path?.names.slice(1) ?? []) {
+        const host = input.tool.targetKind === "host" ? canonicalHost(input.target) : undefined
+        const others = path?.names.slice(1) ?? (host !== undefined && host !== input.target ? [host] : [])
+        for (const name of others) {
           const other = ruleFor(input, name)
           if (severity[other.verdict] > severity[decision.verdict]) {
             decision = { ...other, reason: `${other.reason} (${input.target} leads to ${name})` }
@@ -188,10 +199,26 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
         return decision
       })
 
+    /**
+     * A request the owner vouched for after taint: to a host they named in this turn, or one an allow rule names
+     * (a catch-all rule such as `*` names no host).
+     */
+    const vouchedHost = (input: PolicyInput): boolean => {
+      const host = canonicalHost(input.target)
+      if (host === undefined) return false
+      if (hostsIn(input.provenance.userMessage).includes(host)) return true
+      const found = matching(input, host)
+      return found !== undefined && found.rule.decision === "allow" && found.target !== undefined &&
+        /[^*?.]/.test(found.rule.match.slice(found.rule.match.indexOf(":") + 1))
+    }
+
     const evaluate = (input: PolicyInput): Effect.Effect<PolicyDecision> =>
       Effect.map(decide(input), (decision) => {
         const sources = input.provenance.untrustedSources
-        if (decision.verdict === "deny" || !input.tool.hasSideEffects || sources.length === 0) return decision
+        if (decision.verdict === "deny" || sources.length === 0) return decision
+        // After taint, a request can carry data out in its URL: read-only or not, it needs the owner.
+        const egress = input.tool.targetKind === "host"
+        if (!input.tool.hasSideEffects && (!egress || vouchedHost(input))) return decision
         return {
           ...decision,
           verdict: "approve_required",

@@ -230,4 +230,60 @@ layer(Env)("PolicyLive", (it) => {
       assert.strictEqual(yield* write(rules, "notes/private/a.md", exact), "allow fs_write:*")
       assert.strictEqual(yield* write(allowAllWrites, "soul.MD", exact), "allow fs_write:*")
     }))
+
+  it.effect("after taint, every request to a host the owner did not name or allow by name needs approval", () =>
+    Effect.gen(function*() {
+      const httpGet = defineTool({
+        name: "http_get",
+        description: "Fetch a URL.",
+        parameters: Schema.Struct({ url: Schema.String }),
+        hasSideEffects: false,
+        external: true,
+        targetKind: "host",
+        target: ({ url }) => new URL(url).host,
+        execute: () => Effect.succeed({ status: "success", content: "" } as const)
+      })
+      const fetch = (
+        rules: ReadonlyArray<PolicyRule>,
+        url: string,
+        userMessage: string,
+        untrustedHosts: Array<string>
+      ) =>
+        Effect.gen(function*() {
+          const prepared = Either.getOrThrow(httpGet.prepare({ url }))
+          const policy = yield* makePolicy(rules)
+          const provenance: Provenance = {
+            untrustedSources: ["file:page.html"],
+            untrustedHosts: new Set(untrustedHosts),
+            userMessage
+          }
+          const decision = yield* policy.evaluate({ tool: httpGet, target: prepared.target, args: {}, provenance })
+          return `${decision.verdict} ${decision.rule}`
+        })
+      const asked = "approve_required default:read-only"
+      const user = "summarise the page and check docs.example"
+      // Hosts the content named, in any spelling, are refused.
+      for (const url of ["https://EVIL.example:8443/x", "http://0x7f.1/", "http://2130706433/"]) {
+        assert.strictEqual(
+          yield* fetch([], url, user, ["evil.example", "127.0.0.1"]),
+          "deny builtin:untrusted-egress",
+          url
+        )
+      }
+      // Any other host: a substring of the message, a subdomain, a query string carrying data: asked.
+      for (const url of ["https://docs.example.evil.com/", "https://example/", "https://other.example/?d=secret"]) {
+        assert.strictEqual(yield* fetch([], url, user, []), asked, url)
+      }
+      assert.strictEqual(
+        yield* fetch([{ match: "*", decision: "allow" }], "https://other.example/", user, []),
+        "approve_required *"
+      )
+      // A host the owner named in this turn, or one a rule names, goes as before.
+      assert.strictEqual(yield* fetch([], "https://docs.example/page?q=1", user, []), "allow default:read-only")
+      const weather: ReadonlyArray<PolicyRule> = [{ match: "http_get:*.weather.example", decision: "allow" }]
+      assert.strictEqual(
+        yield* fetch(weather, "https://api.weather.example/", user, []),
+        "allow http_get:*.weather.example"
+      )
+    }))
 })

@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import { hostsIn } from "../../domain/Hosts.js"
 import { suspectInjection } from "../../domain/Injection.js"
 import type { Tool } from "../../domain/Tool.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
@@ -15,8 +16,6 @@ export const provenanceOf = (state: TurnState): Provenance => ({
   userMessage: state.input.userMessage
 })
 
-const urlHost = /\bhttps?:\/\/([a-z0-9-]+(?:\.[a-z0-9-]+)+)/gi
-
 /**
  * Untrusted content entering the turn taints it: its source is remembered, and so is every host it names that
  * the user did not. Whoever named the file or page, its content is third-party text (a file name says which
@@ -29,12 +28,8 @@ export const taintOf = (userMessage: string, tool: Tool, result: ToolResult) =>
     const source = result.source ?? tool.name
     const rule = yield* (yield* Policy).trustedSource(source)
     if (rule !== undefined) return { trusted: { source, rule } }
-    const hosts: Array<string> = []
-    for (const match of result.content.matchAll(urlHost)) {
-      const host = match[1]!.toLowerCase()
-      if (!userMessage.toLowerCase().includes(host) && !hosts.includes(host)) hosts.push(host)
-    }
-    return { taint: { source, hosts } }
+    const named = hostsIn(userMessage)
+    return { taint: { source, hosts: hostsIn(result.content).filter((host) => !named.includes(host)) } }
   })
 
 /** Untrusted content that looks like an injection attempt: recorded (trace and audit), and wrapped like any other. */

@@ -199,7 +199,7 @@ describe("calls batched in one response", () => {
         const trace = yield* turn("tidy up")
         assert.lengthOf(wrote(trace), 0)
         assert.isAtLeast(asked.length, 1)
-        assert.include(asked[0]!.tainted?.sources, "file:notes/inbox.md")
+        assert.include(asked[0]!.tainted?.sources ?? [], "file:notes/inbox.md")
       }).pipe(layer({ config: allowNotes, approve, script: [{ toolCalls: calls }, { text: "done" }] }))
     })
   }
