@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Either, Layer, Option } from "effect"
 import * as NodePath from "node:path"
 import type { PolicyRule } from "../domain/AppConfig.js"
-import { globToRegExp } from "../domain/Glob.js"
+import { globCovers, globToRegExp } from "../domain/Glob.js"
 import { canonicalHost, hostsIn } from "../domain/Hosts.js"
 import { relativeInside } from "../domain/Paths.js"
 import type { PolicyVerdict } from "../domain/ToolCall.js"
@@ -30,6 +30,35 @@ const compile = (rule: PolicyRule): CompiledRule => {
 }
 
 const deny = (rule: string, reason: string): PolicyDecision => ({ verdict: "deny", rule, reason })
+
+const parts = (rule: PolicyRule) => {
+  const colon = rule.match.indexOf(":")
+  // In the tool part `*` spans the whole name; a rule without a target part matches every target.
+  const tool = (colon === -1 ? rule.match : rule.match.slice(0, colon)).replaceAll("*", "**")
+  return { tool, target: colon === -1 ? "**" : rule.match.slice(colon + 1) }
+}
+
+/** Rules that can never match because an earlier rule matches everything they would (first match wins). */
+export const shadowedRules = (rules: ReadonlyArray<PolicyRule>) => {
+  const found: Array<{ readonly index: number; readonly by: number }> = []
+  rules.forEach((rule, index) => {
+    const later = parts(rule)
+    const by = rules.slice(0, index).findIndex((earlier) => {
+      const first = parts(earlier)
+      return globCovers(first.tool, later.tool) && globCovers(first.target, later.target)
+    })
+    if (by !== -1) found.push({ index, by })
+  })
+  return found
+}
+
+const warnShadowed = (rules: ReadonlyArray<PolicyRule>) =>
+  Effect.forEach(shadowedRules(rules), ({ by, index }) =>
+    Effect.logWarning(
+      `policy rule ${index + 1} "${rules[index]!.match}" (${rules[index]!.decision}) can never match: rule ${by + 1} ` +
+        `"${rules[by]!.match}" (${rules[by]!.decision}) comes first and matches everything it would; rules are ` +
+        "tried in order and the first match decides, so put narrower rules first"
+    ), { discard: true })
 
 const severity: Record<PolicyVerdict, number> = { allow: 0, approve_required: 1, deny: 2 }
 
@@ -66,6 +95,7 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
     const { root } = workspace
     const foldCase = options.caseInsensitive ?? (yield* caseInsensitive(fs, root))
     const fold = (name: string) => (foldCase ? name.toLowerCase() : name)
+    yield* warnShadowed(initial)
     let compiled = initial.map(compile)
     const trustedGlobs = (options.trusted ?? []).map((glob) => [glob, globToRegExp(glob)] as const)
 
@@ -226,7 +256,8 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
           taintedBy: sources
         }
       })
-    const setRules = (rules: ReadonlyArray<PolicyRule>) => Effect.sync(() => void (compiled = rules.map(compile)))
+    const setRules = (rules: ReadonlyArray<PolicyRule>) =>
+      Effect.zipRight(warnShadowed(rules), Effect.sync(() => void (compiled = rules.map(compile))))
     const trustedSource = (source: string) =>
       Effect.sync(() => {
         const path = /^(?:file|dir):(.*)$/.exec(source)?.[1]

@@ -1,13 +1,13 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Either, Layer, Schema } from "effect"
+import { Effect, Either, Layer, Logger, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { AppConfig, type PolicyRule } from "../../src/domain/AppConfig.js"
 import { defineTool, type Tool } from "../../src/domain/Tool.js"
 import { MyclawConfigFixed } from "../../src/layers/MyclawConfigLive.js"
-import { makePolicy, PolicyLive, type PolicyOptions } from "../../src/layers/PolicyLive.js"
+import { makePolicy, PolicyLive, type PolicyOptions, shadowedRules } from "../../src/layers/PolicyLive.js"
 import { WorkspaceTemp } from "../../src/layers/Test.js"
 import { makeFsTools } from "../../src/layers/tools/FsTools.js"
 import { Policy, type Provenance } from "../../src/services/Policy.js"
@@ -285,5 +285,33 @@ layer(Env)("PolicyLive", (it) => {
         yield* fetch(weather, "https://api.weather.example/", user, []),
         "allow http_get:*.weather.example"
       )
+    }))
+
+  it.effect("a rule an earlier one covers can never match: it is reported at load", () =>
+    Effect.gen(function*() {
+      const rules: ReadonlyArray<PolicyRule> = [
+        { match: "fs_write:notes/**", decision: "allow" },
+        { match: "fs_write:notes/private/**", decision: "deny" },
+        { match: "fs_write:notes/*.md", decision: "deny" },
+        { match: "fs_*:todo.md", decision: "deny" },
+        { match: "fs_read:notes/**", decision: "deny" },
+        { match: "fs_write:notesX/*", decision: "deny" },
+        { match: "fs_read:notes/a?.md", decision: "allow" },
+        { match: "*", decision: "approve_required" },
+        { match: "fs_list:x", decision: "deny" }
+      ]
+      assert.deepStrictEqual(shadowedRules(rules), [{ index: 1, by: 0 }, { index: 2, by: 0 }, { index: 6, by: 4 }, {
+        index: 8,
+        by: 7
+      }])
+      const logged: Array<string> = []
+      const logger = Logger.make(({ message }) => void logged.push(String(message)))
+      yield* makePolicy(rules).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      assert.lengthOf(logged, 4)
+      assert.include(logged[0], `policy rule 2 "fs_write:notes/private/**" (deny) can never match: rule 1`)
+      assert.include(logged[0], "first match decides")
+      // The order is what decides: the narrower deny first works.
+      assert.deepStrictEqual(shadowedRules([rules[1]!, rules[0]!]), [])
+      assert.strictEqual(yield* write([rules[1]!, rules[0]!], "notes/private/a.md"), "deny fs_write:notes/private/**")
     }))
 })
