@@ -1,2 +1,14 @@
 /** At most `max` characters of `text`, an ellipsis marking a cut. */
 export const truncateEnd = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max)}…`
+
+const hidden = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
+
+/**
+ * Text for a person to judge: control characters (C0, DEL, C1 such as CSI), bidirectional overrides and
+ * isolates, zero-width and other format characters shown as `\uXXXX`, so what is shown is what is approved.
+ */
+export const visible = (text: string): string =>
+  text.replace(hidden, (c) => {
+    const code = c.codePointAt(0)!
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`
+  })
