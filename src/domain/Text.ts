@@ -12,3 +12,20 @@ export const visible = (text: string): string =>
     const code = c.codePointAt(0)!
     return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`
   })
+
+const escapedChar = (c: string): string => {
+  const hex = c.charCodeAt(0).toString(16).padStart(4, "0")
+  return `(?:${c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}|\\\\u${
+    hex.replace(/[a-f]/g, (h) => `[${h}${h.toUpperCase()}]`)
+  })`
+}
+
+/**
+ * Hides a secret in text, written plainly or with any of its characters `\u`-escaped (as a JSON body may
+ * echo it): apply it to raw text and again to what decoding produced.
+ */
+export const hideSecret = (secret: string, mask = "[redacted]") => {
+  if (secret === "") return (text: string) => text
+  const pattern = new RegExp([...secret].map(escapedChar).join(""), "g")
+  return (text: string): string => text.replace(pattern, mask)
+}

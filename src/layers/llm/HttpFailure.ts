@@ -60,3 +60,16 @@ export const transportError = (provider: string, error: HttpClientError.RequestE
 /** A 2xx response whose body is not what the wire format promises. */
 export const badResponse = (provider: string, detail: string): LlmError =>
   new LlmError({ reason: "BadResponse", provider, message: `unexpected response: ${detail}` })
+
+/** The error with `hide` applied to every message in it, after decoding (what a trace, a log or a screen shows). */
+export const hideInError = (hide: (text: string) => string) => (error: LlmError): LlmError =>
+  new LlmError({
+    reason: error.reason,
+    provider: error.provider,
+    message: hide(error.message),
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.attempts === undefined
+      ? {}
+      : { attempts: error.attempts.map((attempt) => ({ ...attempt, message: hide(attempt.message) })) })
+  })
