@@ -1,11 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer, Ref } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import type { ExecutionTrace } from "../../../src/domain/ExecutionTrace.js"
 import { TestLayer, type TestOptions } from "../../../src/layers/Test.js"
+import { gate } from "../../../src/programs/turn/Gate.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
-import type { ApprovalRequest } from "../../../src/services/Approvals.js"
+import { type ApprovalRequest, Approvals } from "../../../src/services/Approvals.js"
+import type { Provenance } from "../../../src/services/Policy.js"
 import { Workspace } from "../../../src/services/Workspace.js"
 import { actions, probeTools, recordingLlm } from "../../contract/fixtures.js"
 
@@ -203,4 +205,45 @@ describe("calls batched in one response", () => {
       }).pipe(layer({ config: allowNotes, approve, script: [{ toolCalls: calls }, { text: "done" }] }))
     })
   }
+})
+
+describe("the launch re-check", () => {
+  const clean: Provenance = { untrustedSources: [], untrustedHosts: new Set(), userMessage: "write a note" }
+
+  it.scoped("sees untrusted content that entered the turn while the owner was asked, and refuses", () =>
+    Effect.gen(function*() {
+      const now = yield* Ref.make(clean)
+      const granted = Layer.succeed(
+        Approvals,
+        Approvals.of({
+          // While the owner looks at the question, another call of the batch brings a document in.
+          request: (request) =>
+            Effect.as(Ref.set(now, { ...clean, untrustedSources: ["file:inbox.md"] }), {
+              granted: true,
+              via: "scripted",
+              reason: "yes",
+              requestId: "ar_1",
+              argsHash: request.argsHash
+            }),
+          pending: Effect.succeed([]),
+          answer: () => Effect.succeed({ accepted: false, reason: "unknown" } as const)
+        })
+      )
+      const call = { id: "c1", name: "fs_write", args: { path: "notes/a.md", content: "x" } }
+      const context = { traceId: "t", sessionId: "s", channel: "cli:me", provenance: clean }
+      const gated = yield* gate(call, { ...context, provenanceAtLaunch: Ref.get(now) }).pipe(
+        Effect.provide(TestLayer({ approvals: granted }))
+      )
+      assert.strictEqual(gated._tag, "Denied")
+      if (gated._tag !== "Denied") return
+      assert.strictEqual(gated.decision.rule, "builtin:taint-at-launch")
+      assert.include(gated.decision.reason, "file:inbox.md")
+      assert.strictEqual(gated.approval?.granted, true)
+      // Without content arriving in between, the approved call runs.
+      yield* Ref.set(now, clean)
+      const again = yield* gate(call, { ...context, provenanceAtLaunch: Effect.succeed(clean) }).pipe(
+        Effect.provide(TestLayer({ approvals: granted }))
+      )
+      assert.strictEqual(again._tag, "Run")
+    }))
 })
