@@ -14,17 +14,30 @@ export const canonicalHost = (text: string): string | undefined => {
   }
 }
 
-// A URL with any scheme, or a bare name with at least one dot (optionally `user@` before it, a port after), or an
-// IPv6 literal in brackets.
-const candidates =
-  /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>()]+|\[[0-9a-f:.]+\]|(?:[\w.%+-]+@)?(?:[\p{L}\p{N}_-]+\.)+[\p{L}\p{N}_-]+(?::\d+)?|\b(?:0x[0-9a-f]+|\d{8,10})\b/giu
+/** Where a host or URL token ends in running text. */
+const separators = /[\s"'<>(){}|`^,;!\\]+/u
+const bareHost = /^[\p{L}\p{N}_-]+(?:\.[\p{L}\p{N}_-]+)+\.?(?::\d{1,5})?$/u
+const bracketed = /^\[[0-9a-f:.]+\](?::\d{1,5})?$/i
+const numericIp = /^(?:0x[0-9a-f]{1,8}|\d{8,10})$/i
 
-/** Every host a text names, in any spelling the URL parser accepts: with or without a scheme, `user@host`, IPs. */
+/**
+ * Every host a text names, in any spelling the URL parser accepts: a URL with any scheme, a bare name with a dot,
+ * `user@host`, a port, IPv4 in any notation, IPv6 in brackets. Linear in the text: it is cut into tokens first.
+ */
 export const hostsIn = (text: string): ReadonlyArray<string> => {
   const hosts = new Set<string>()
-  for (const match of text.matchAll(candidates)) {
-    const token = match[0].replace(/[.,;:!?]+$/, "")
-    const host = canonicalHost(token.includes("://") ? token : token.replace(/^[^@]*@/, ""))
+  for (const raw of text.split(separators)) {
+    const token = raw.replace(/[.:?]+$/, "")
+    if (token === "" || token.length > 4096) continue
+    let host: string | undefined
+    if (token.includes("://")) {
+      host = canonicalHost(token)
+    } else {
+      const authority = token.slice(token.lastIndexOf("@") + 1).split(/[/?#]/, 1)[0]!
+      if (bareHost.test(authority) || bracketed.test(authority) || numericIp.test(authority)) {
+        host = canonicalHost(authority)
+      }
+    }
     if (host !== undefined) hosts.add(host)
   }
   return [...hosts]

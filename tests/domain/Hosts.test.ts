@@ -26,4 +26,10 @@ describe("hosts", () => {
     ])
     assert.notInclude(hostsIn("read https://docs.example.evil.com/"), "docs.example")
   })
+
+  it("are found in time linear in the text (a read may bring a megabyte)", () => {
+    for (const filler of ["a", "1", "a@", "a-"]) {
+      assert.deepStrictEqual(hostsIn(`${filler.repeat(200_000)} evil.example`), ["evil.example"], filler)
+    }
+  })
 })
