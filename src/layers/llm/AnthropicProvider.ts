@@ -14,7 +14,7 @@ import {
   toolCallsOf,
   usageOf
 } from "./AnthropicWire.js"
-import { badResponse, hideInError, statusError, transportError } from "./HttpFailure.js"
+import { badResponse, hideInError, hideInResponse, statusError, transportError } from "./HttpFailure.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
 
 const decodeMessage = Schema.decodeUnknownEither(Schema.parseJson(MessageResponse))
@@ -96,7 +96,7 @@ export const makeAnthropicProvider = (
         return yield* statusError(name, response.status, errorText(hideKey(body)), response.headers, now)
       }
       return yield* decode(body)
-    }, Effect.mapError(hideInError(hideKey)))
+    }, Effect.mapBoth({ onFailure: hideInError(hideKey), onSuccess: hideInResponse(hideKey) }))
 
     return { name, model: config.model, generate, maxOutputTokens: config.maxTokens }
   })

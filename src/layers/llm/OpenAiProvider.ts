@@ -6,7 +6,7 @@ import type { FinishReason } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
 import { hideSecret, truncateEnd } from "../../domain/Text.js"
 import { toolCallFromWire } from "../../domain/ToolCall.js"
-import { badResponse, hideInError, statusError, transportError } from "./HttpFailure.js"
+import { badResponse, hideInError, hideInResponse, statusError, transportError } from "./HttpFailure.js"
 import { ChatCompletion, chatCompletionBody, errorBodyMessage, WireErrorBody } from "./OpenAiWire.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
 
@@ -157,8 +157,8 @@ export const makeOpenAiProvider = (
         if (Either.isLeft(body)) return yield* bodyReadError(name, body.left)
         return yield* decodeBody(body.right)
       },
-      // Decoding may have turned an escaped key back into the key: messages are hidden again afterwards.
-      Effect.mapError(hideInError(redact))
+      // Decoding may have turned an escaped key back into the key: what comes out is hidden again afterwards.
+      Effect.mapBoth({ onFailure: hideInError(redact), onSuccess: hideInResponse(redact) })
     )
 
     return { name, model: config.model, generate, maxOutputTokens: config.maxTokens }

@@ -144,6 +144,29 @@ describe("LlmLive over local servers speaking the real wire formats", () => {
       }))
   }
 
+  for (const provider of ["openai", "anthropic"] as const) {
+    it.scopedLive(`a key the ${provider} model repeats in its answer does not reach the trace`, () =>
+      Effect.gen(function*() {
+        const said = "your key is \\u0073k-test-123, and sk-test-123"
+        const body = provider === "openai"
+          ? `{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant",` +
+            `"content":"${said}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`
+          : `{"id":"m","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"${said}"}],` +
+            `"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`
+        const server = yield* localServer([{ status: 200, body }])
+        const response = yield* generate.pipe(Effect.provide(llmFrom({
+          tiers: { frontier: [{ provider, model: "m", baseUrl: server.url, apiKeyEnv: "MY_KEY" }], "local-fast": [] }
+        }, { MY_KEY: "sk-test-123" })))
+        assert.strictEqual(
+          response.text,
+          "your key is [redacted], and [redacted]".replace(
+            /\[redacted\]/g,
+            provider === "openai" ? "[redacted]" : "<redacted>"
+          )
+        )
+      }))
+  }
+
   it.scopedLive("cost in the trace matches the pricing table for the recorded usage, Anthropic cache reads included", () =>
     Effect.gen(function*() {
       const cached = {
