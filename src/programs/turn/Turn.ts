@@ -61,7 +61,8 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     traceId,
     sessionId: input.sessionId,
     channel: input.channel,
-    provenance: provenanceOf(current)
+    provenance: provenanceOf(current),
+    provenanceAtLaunch: Effect.map(Ref.get(state), provenanceOf)
   }))
 
   const runOne = (run: Run) =>
