@@ -1,6 +1,15 @@
 import { DateTime } from "effect"
-import type { ActionStep, ExecutionTrace, Outcome, ThoughtStep, TraceStep } from "../../domain/ExecutionTrace.js"
+import {
+  type ActionStep,
+  type DrawnId,
+  type ExecutionTrace,
+  type Outcome,
+  type ThoughtStep,
+  TRACE_FORMAT,
+  type TraceStep
+} from "../../domain/ExecutionTrace.js"
 import type { LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js"
+import { historyOf } from "../../domain/RequestFingerprint.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import type { Prompt } from "../../services/PromptBuilder.js"
 
@@ -33,6 +42,8 @@ export interface TurnState {
   readonly startedAt: number
   readonly system: ReadonlyArray<SystemBlock>
   readonly messages: ReadonlyArray<Message>
+  /** The session's past turns the prompt held (what a replay gives its prompt again). */
+  readonly history: ReadonlyArray<{ readonly user_message: string; readonly final_response: string | null }>
   readonly steps: ReadonlyArray<TraceStep>
   readonly costUsd: number
   readonly invalidStreak: number
@@ -49,6 +60,7 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   startedAt,
   system: [],
   messages: [],
+  history: [],
   steps: [],
   costUsd: 0,
   invalidStreak: 0,
@@ -61,7 +73,8 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
 export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   ...state,
   system: prompt.system,
-  messages: prompt.messages
+  messages: prompt.messages,
+  history: historyOf(prompt.messages)
 })
 
 /** A Thought: its step and cost, and the assistant message when it asks for tools. */
@@ -106,7 +119,8 @@ export const withMetadata = (state: TurnState, key: string, value: unknown): Tur
 export const ended = (state: TurnState, outcome: Outcome, response: string | null): TurnState =>
   state.end === null ? { ...state, end: { outcome, response } } : state
 
-export const toTrace = (state: TurnState, now: number): ExecutionTrace => ({
+/** The closed trace; `drawnIds`: the ids the turn drew, in order (a replay draws them again). */
+export const toTrace = (state: TurnState, now: number, drawnIds: ReadonlyArray<DrawnId>): ExecutionTrace => ({
   trace_id: state.traceId,
   session_id: state.input.sessionId,
   channel: state.input.channel,
@@ -118,5 +132,7 @@ export const toTrace = (state: TurnState, now: number): ExecutionTrace => ({
   cost_usd: state.costUsd,
   wall_time_ms: now - state.startedAt,
   outcome: state.end?.outcome ?? "timeout_steps",
-  metadata: state.metadata
+  metadata: state.metadata,
+  format: TRACE_FORMAT,
+  replay: { ids: drawnIds.slice(), history: state.history }
 })
