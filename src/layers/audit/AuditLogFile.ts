@@ -7,10 +7,11 @@ import { isInside } from "../../domain/Paths.js"
 import { AuditLog, type AuditQuery } from "../../services/AuditLog.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
+import { makeGroupCommit } from "../files/GroupCommit.js"
 import { makeAuditIndex } from "./Index.js"
 import { DAY_MS, type EpochKey, keyring, makeKeyStore, parseKeyFile } from "./Keys.js"
 import { verifyAuditDir } from "./Verify.js"
-import { IDLE_MS, type Job, makeWriter, runWriter, type Timer } from "./Writer.js"
+import { IDLE_MS, type Job, makeWriter, type Timer } from "./Writer.js"
 
 export interface AuditLogFileOptions {
   /** `<workspace>/.audit`: the monthly files, approvals.jsonl, workspace.jsonl, constitution.jsonl. */
@@ -57,7 +58,6 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
     const keys = makeKeyStore(keyDir)
     const checkpointFile = NodePath.join(keyDir, "audit-checkpoints.jsonl")
     const filesLock = yield* Effect.makeSemaphore(1)
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<Job>(), Queue.shutdown)
     const delays: Record<Timer, Duration.Duration> = {
       checkpoint: CHECKPOINT_INTERVAL,
       sync: SYNC_INTERVAL,
@@ -76,13 +76,13 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       filesLock,
       arm: (what) => Queue.offer(arms[what], undefined)
     })
-    yield* runWriter(queue, writer)
+    const commit = yield* makeGroupCommit<Job>({ step: writer.step, shutdown: writer.shutdown })
     // Each timer sleeps only once armed by a write, so an idle log schedules nothing.
     for (const what of ["checkpoint", "sync", "release"] as const) {
       yield* Effect.forkScoped(Effect.forever(
         Queue.take(arms[what]).pipe(
           Effect.zipRight(Effect.sleep(delays[what])),
-          Effect.zipRight(Queue.offer(queue, { _tag: "Tick", what }))
+          Effect.zipRight(commit.offer({ _tag: "Tick", what }))
         )
       ))
     }
@@ -90,7 +90,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
     yield* Effect.forkScoped(Effect.forever(
       Clock.currentTimeMillis.pipe(
         Effect.flatMap((now) => Effect.sleep(Duration.millis(DAY_MS - (now % DAY_MS)))),
-        Effect.zipRight(Queue.offer(queue, { _tag: "Tick", what: "epoch" }))
+        Effect.zipRight(commit.offer({ _tag: "Tick", what: "epoch" }))
       )
     ))
 
@@ -110,14 +110,11 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
           cause: decoded.left
         })
       }
-      const done = yield* Deferred.make<void, AuditError>()
-      // Queued before the log closes, a record is written by the last drain; after, it is refused. No race here:
-      // callers append from uninterruptible regions (a turn's last record), where a race's loser never stops.
-      if (yield* Queue.isShutdown(queue)) {
-        return yield* new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
-      }
-      yield* Queue.offer(queue, { _tag: "Append", record: decoded.right, done })
-      yield* Deferred.await(done)
+      // Queued before the log closes, a record is written by the last drain; after, it is refused.
+      yield* commit.request<void, AuditError>(
+        (done) => ({ _tag: "Append", record: decoded.right, done }),
+        () => new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
+      )
     })
 
     const query = Effect.fn("AuditLog.query")(function*(query: AuditQuery) {
@@ -127,8 +124,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
 
     const snapshot = Effect.gen(function*() {
       const done = yield* Deferred.make<ReadonlyMap<string, number>>()
-      if (yield* Queue.isShutdown(queue)) return new Map<string, number>()
-      yield* Queue.offer(queue, { _tag: "Snapshot", done })
+      if (!(yield* commit.offer({ _tag: "Snapshot", done }))) return new Map<string, number>()
       return yield* Deferred.await(done)
     })
 

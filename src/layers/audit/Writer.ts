@@ -1,4 +1,4 @@
-import { Clock, Deferred, Effect, Exit, Option, Queue, Ref, Scope } from "effect"
+import { Clock, Deferred, Effect, Exit, Option, Ref, Scope } from "effect"
 import { auditFileOf } from "../../domain/AuditQuery.js"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
@@ -235,17 +235,4 @@ export const makeWriter = (options: WriterOptions) =>
     const shutdown = Effect.flatMap(Ref.get(session), Option.match({ onNone: () => Effect.void, onSome: close }))
 
     return { step, shutdown } as const
-  })
-
-/** The writer fiber: takes whatever is queued, as one batch, until the scope closes; then drains and shuts down. */
-export const runWriter = (queue: Queue.Queue<Job>, writer: Effect.Effect.Success<ReturnType<typeof makeWriter>>) =>
-  Effect.gen(function*() {
-    const drain: Effect.Effect<void> = Effect.flatMap(
-      Queue.takeAll(queue),
-      (rest) => rest.length === 0 ? Queue.shutdown(queue) : Effect.zipRight(writer.step([...rest]), drain)
-    )
-    yield* Effect.addFinalizer(() => Effect.zipRight(drain, writer.shutdown))
-    yield* Effect.forkScoped(Effect.forever(
-      Effect.flatMap(Queue.takeBetween(queue, 1, 10_000), (jobs) => Effect.uninterruptible(writer.step([...jobs])))
-    ))
   })
