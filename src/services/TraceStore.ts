@@ -1,7 +1,8 @@
 import { Context } from "effect"
-import type { Effect } from "effect"
+import type { Effect, Option } from "effect"
 import type { TraceStoreError } from "../domain/Errors.js"
 import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
+import type { TraceFilter, TraceListing } from "../domain/TraceListing.js"
 
 export interface PastTurn {
   readonly userMessage: string
@@ -14,4 +15,8 @@ export class TraceStore extends Context.Tag("myclaw/TraceStore")<TraceStore, {
   readonly persist: (trace: ExecutionTrace) => Effect.Effect<void, TraceStoreError>
   /** The last `limit` closed turns of a session, oldest first: what the prompt's history block needs. */
   readonly recentTurns: (sessionId: string, limit: number) => Effect.Effect<ReadonlyArray<PastTurn>, TraceStoreError>
+  /** One trace by id, without reading the others. */
+  readonly get: (traceId: string) => Effect.Effect<Option.Option<ExecutionTrace>, TraceStoreError>
+  /** The traces that match, oldest first (the newest `limit` when given). */
+  readonly list: (filter: TraceFilter) => Effect.Effect<ReadonlyArray<TraceListing>, TraceStoreError>
 }>() {}
