@@ -1,5 +1,6 @@
 import { Effect, Either, type Layer } from "effect"
 import { BaseLayer } from "../layers/Main.js"
+import { parseEvalArgs, parseReplayArgs, runReplayCommand } from "./ReplayCommands.js"
 import { parseTraceArgs, runTraceCommand } from "./TraceCommands.js"
 
 /**
@@ -12,6 +13,12 @@ export const replayCli = <E>(argv: ReadonlyArray<string>, logs: Layer.Layer<neve
     return Either.match(parseTraceArgs(rest), {
       onLeft: (error) => Effect.fail(error),
       onRight: (parsed) => runTraceCommand(parsed).pipe(Effect.provide(BaseLayer), Effect.provide(logs))
+    })
+  }
+  if (command === "replay" || command === "eval") {
+    return Either.match(command === "replay" ? parseReplayArgs(rest) : parseEvalArgs(rest), {
+      onLeft: (error) => Effect.fail(error),
+      onRight: (parsed) => runReplayCommand(parsed).pipe(Effect.provide(BaseLayer), Effect.provide(logs))
     })
   }
   return undefined

@@ -14,9 +14,9 @@ import { TraceStoreReplay } from "../../layers/traces/TraceStoreReplay.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
 
-export interface ReplayOptions extends ToolReplayOptions {
+export interface ReplayOptions<E = never> extends ToolReplayOptions {
   /** The tool catalog the turn is replayed against (the application's, or another to compare with). */
-  readonly tools: Layer.Layer<ToolRegistry, unknown, Foundation>
+  readonly tools: Layer.Layer<ToolRegistry, E, Foundation>
   /** The file the trace came from, for the report. */
   readonly file?: string | undefined
 }
@@ -30,7 +30,7 @@ export const defaultToolReplay: ToolReplayOptions = { sideEffects: "recorded", r
  * and history, tool results from the recording (side-effecting tools are never executed), an audit log, budget
  * and trace store in memory; then compares the replayed trace with the recorded one.
  */
-export const replayTrace = (recorded: ExecutionTrace, options: ReplayOptions) =>
+export const replayTrace = <E>(recorded: ExecutionTrace, options: ReplayOptions<E>) =>
   Effect.gen(function*() {
     const foundation = yield* Effect.context<Foundation>()
     const probe = makeReplayProbe()
