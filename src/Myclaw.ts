@@ -61,4 +61,4 @@ export { checkReplayable, exportTrace, parseTraceText, TraceFileError } from "./
 export { renderListing, renderTimeline } from "./domain/TraceTimeline.js"
 export { ReplayBaseTemp } from "./layers/ReplayBase.js"
 export { evalFolder, evalTraces, loadTraceFile, renderEval } from "./programs/replay/Eval.js"
-export { defaultToolReplay, type ReplayOptions, replayTrace } from "./programs/replay/Replay.js"
+export { defaultToolReplay, makeReplayer, type ReplayOptions, replayTrace } from "./programs/replay/Replay.js"

@@ -1,10 +1,11 @@
 import { Effect, Either, Layer, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
-import type { ExecutionTrace, ThoughtStep } from "../../domain/ExecutionTrace.js"
+import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
-import type { ReplayProbe, RequestMismatch } from "../../domain/ReplayProbe.js"
+import type { RequestMismatch } from "../../domain/ReplayProbe.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
+import { currentReplay } from "../../services/Replaying.js"
 
 const decodeFailure = Schema.decodeUnknownEither(Schema.Union(LlmError, BudgetExceeded))
 
@@ -45,16 +46,16 @@ const mismatchOf = (thought: number, step: ThoughtStep, request: LlmRequest): Re
  * goes on to show what follows). A recorded failure after the last Thought fails the same way; a Thought beyond
  * the recording fails as a bad response. No provider is called and nothing is spent.
  */
-export const LlmReplay = (recorded: ExecutionTrace, probe: ReplayProbe) =>
-  Layer.sync(Llm, () => {
-    const thoughts = recorded.steps.filter((step): step is ThoughtStep => step.kind === "thought")
-    const failure = recorded.metadata.error === undefined ? undefined : decodeFailure(recorded.metadata.error)
-    let next = 0
-    const generate = (request: LlmRequest) =>
-      Effect.suspend((): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
-        const index = next++
+export const LlmReplay = Layer.succeed(
+  Llm,
+  Llm.of({
+    generate: (request: LlmRequest) =>
+      Effect.flatMap(currentReplay, (session): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
+        const { probe, recorded, thoughts } = session
+        const index = session.nextThought++
         const step = thoughts[index]
         if (step === undefined) {
+          const failure = recorded.metadata.error === undefined ? undefined : decodeFailure(recorded.metadata.error)
           if (index === thoughts.length && failure !== undefined && Either.isRight(failure)) {
             return Effect.fail(failure.right)
           }
@@ -70,11 +71,8 @@ export const LlmReplay = (recorded: ExecutionTrace, probe: ReplayProbe) =>
         const mismatch = mismatchOf(index, step, request)
         if (mismatch !== undefined) probe.requests.push(mismatch)
         return Effect.succeed(responseOf(step))
-      })
-    const providers = [...new Set(thoughts.map((step) => `${step.tier}\u0000${step.provider}\u0000${step.model}`))]
-      .map((key) => {
-        const [tier, provider, model] = key.split("\u0000") as [ThoughtStep["tier"], string, string]
-        return { tier, provider, model }
-      })
-    return Llm.of({ generate, providers, health: Effect.succeed([]) })
+      }),
+    providers: [],
+    health: Effect.succeed([])
   })
+)

@@ -5,7 +5,7 @@ import type { ReplayReport } from "../../domain/Divergence.js"
 import { messageOf } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { checkReplayable, describeTraceFileError, parseTraceText, TraceFileError } from "../../domain/TraceFile.js"
-import { type ReplayOptions, replayTrace } from "./Replay.js"
+import { makeReplayer, type ReplayOptions } from "./Replay.js"
 
 /** Reads a trace file and checks that it can be replayed; every problem names the file and where in it. */
 export const loadTraceFile = (file: string) =>
@@ -58,17 +58,18 @@ export const traceFiles = (dir: string) =>
 /** Replays traces side by side (`concurrency` at a time): a regression suite over recorded turns. */
 export const evalTraces = <E>(
   traces: ReadonlyArray<{ readonly file: string; readonly trace: Either.Either<ExecutionTrace, TraceFileError> }>,
-  options: Omit<ReplayOptions<E>, "file">,
+  options: ReplayOptions<E>,
   concurrency = 8
 ) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
+    const replay = yield* makeReplayer(options.tools)
     const started = yield* Clock.currentTimeNanos
     const rows = yield* Effect.forEach(traces, ({ file, trace }) =>
       Either.match(trace, {
         onLeft: (error): Effect.Effect<EvalRow> =>
           Effect.succeed({ file, report: null, error: describeTraceFileError(error) }),
         onRight: (recorded) =>
-          replayTrace(recorded, { ...options, file }).pipe(
+          replay(recorded, options, file).pipe(
             Effect.map(({ report }): EvalRow => ({ file, report, error: null })),
             Effect.catchAll((error) =>
               Effect.succeed<EvalRow>({ file, report: null, error: `replay failed: ${messageOf(error)}` })
@@ -91,10 +92,10 @@ export const evalTraces = <E>(
         wall_ms: wallMs
       }
     } satisfies EvalResult
-  })
+  }))
 
 /** Every trace file of `dir`, replayed; a file that cannot be read is a row with its error, never a crash. */
-export const evalFolder = <E>(dir: string, options: Omit<ReplayOptions<E>, "file">, concurrency = 8) =>
+export const evalFolder = <E>(dir: string, options: ReplayOptions<E>, concurrency = 8) =>
   Effect.gen(function*() {
     const files = yield* traceFiles(dir)
     const traces = yield* Effect.forEach(
