@@ -7,6 +7,7 @@
 // Eval: TRACES recorded turns (default 1,000: the 10-Thought turn and three shorter ones, each with its own ids)
 // replayed by evalTraces with CONC replays in flight (default 8), in one process; traces per second.
 import { Effect, Logger, LogLevel, Schema } from 'effect';
+import { loadavg } from 'node:os';
 
 const dist = new URL('../dist/', import.meta.url);
 const { AgentRuntime, AppConfig, defaultToolReplay, evalTraces, makeReplayer, ReplayBaseTemp, ToolRegistryLive } =
@@ -55,11 +56,14 @@ const program = Effect.gen(function* () {
     if (!report.identical) throw new Error(`the 10-step replay diverged: ${JSON.stringify(report.divergence)}`);
   }
   const times = [];
+  const cpuBefore = process.cpuUsage();
   for (let i = 0; i < RUNS; i++) {
     const started = performance.now();
     yield* once;
     times.push(performance.now() - started);
   }
+  const cpu = process.cpuUsage(cpuBefore);
+  const replayCpuMs = (cpu.user + cpu.system) / 1000 / RUNS;
   times.sort((a, b) => a - b);
 
   const pool = [long, ...others];
@@ -74,18 +78,25 @@ const program = Effect.gen(function* () {
   // One warm-up pass over a tenth, then the measured pass.
   yield* evalTraces(traces.slice(0, Math.ceil(TRACES / 10)), options, CONC);
   const started = performance.now();
+  const evalCpuBefore = process.cpuUsage();
   const result = yield* evalTraces(traces, options, CONC);
   const seconds = (performance.now() - started) / 1000;
+  const evalCpu = process.cpuUsage(evalCpuBefore);
+  const evalCpuSeconds = (evalCpu.user + evalCpu.system) / 1e6;
   if (result.totals.identical !== TRACES) throw new Error(`eval: ${JSON.stringify(result.totals)}`);
   return {
     replay_ms_10_steps_median: Number(percentile(times, 0.5).toFixed(3)),
     replay_ms_10_steps_p95: Number(percentile(times, 0.95).toFixed(3)),
+    // CPU time per replay: what the wall time would be on an idle core (the machine may be shared).
+    replay_cpu_ms_10_steps_mean: Number(replayCpuMs.toFixed(3)),
     replay_runs: RUNS,
     trace_steps: long.steps.length,
     eval_traces: TRACES,
     eval_concurrency: CONC,
     eval_seconds: Number(seconds.toFixed(3)),
     eval_traces_per_s: Math.round(TRACES / seconds),
+    eval_traces_per_cpu_s: Math.round(TRACES / evalCpuSeconds),
+    loadavg_1m: Number(loadavg()[0].toFixed(2)),
   };
 });
 

@@ -35,9 +35,22 @@ const hashOnce = (value: ReadonlyArray<unknown>): string => {
   return computed
 }
 
+// A turn's messages only grow, and each message object is kept from one Thought to the next: each is hashed
+// once, and the messages' hash is the hash of theirs.
+const messageHashes = new WeakMap<object, string>()
+const messageHash = (message: Message): string => {
+  const known = messageHashes.get(message)
+  if (known !== undefined) return known
+  const computed = hash(message)
+  messageHashes.set(message, computed)
+  return computed
+}
+const messagesHash = (messages: ReadonlyArray<Message>): string =>
+  createHash("sha256").update(messages.map(messageHash).join(",")).digest("hex").slice(0, 32)
+
 export const fingerprintRequest = (request: LlmRequest): RequestFingerprint => ({
   system: hashOnce(request.system),
-  messages: hash(request.messages),
+  messages: messagesHash(request.messages),
   message_count: request.messages.length,
   tools: hashOnce(request.tools)
 })
