@@ -4,8 +4,8 @@ import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logge
 import { chat } from "../channels/cli/Chat.js"
 import { TerminalAnswering, TerminalApprovals } from "../channels/cli/TerminalApprovals.js"
 import { HttpLive } from "../http/Server.js"
-import { AuditLogFile } from "../layers/audit/AuditLogFile.js"
-import { BaseLayer, MainLayer, StateLayer } from "../layers/Main.js"
+import { AuditLogExisting } from "../layers/audit/AuditLogFile.js"
+import { BaseLayer, MainLayer, ReadOnlyBaseLayer, StateLayer } from "../layers/Main.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
@@ -52,8 +52,8 @@ const jsonLogs = Layer.unwrapEffect(
   Effect.map(logLevel, (level) => Layer.merge(Logger.json, Logger.minimumLogLevel(level)))
 )
 
-/** The audit log alone: verify and query must not start the budget, which writes budget.json. */
-const AuditLayer = AuditLogFile.pipe(Layer.provideMerge(BaseLayer))
+/** The audit log alone, read-only: verify and query create nothing and start no budget. */
+const AuditLayer = AuditLogExisting.pipe(Layer.provideMerge(ReadOnlyBaseLayer))
 
 const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.gen(function*() {

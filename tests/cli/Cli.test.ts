@@ -46,6 +46,55 @@ describe("myclaw chat", () => {
       assert.include(run.stderr, "session s1")
     }))
 
+  it.scoped("a turn that cannot be audited (the key folder is gone) is refused, nothing is paid, exit 1", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([{ text: "First." }, { text: "Second." }])
+      const env = { MYCLAW_HOME: home, MYCLAW_KEY_DIR: NodePath.join(home, "..", "keys") }
+      const first = yield* myclaw(["chat", "one", "--session", "s1"], env)
+      assert.strictEqual(first.code, 0, first.stderr)
+      NodeFs.rmSync(env.MYCLAW_KEY_DIR, { recursive: true })
+      const second = yield* myclaw(["chat", "two", "--session", "s1", "--json"], env)
+      assert.strictEqual(second.code, 1)
+      const trace = yield* decodeTrace(JSON.parse(second.stdout.trim()))
+      assert.strictEqual(trace.outcome, "policy_denied")
+      assert.deepStrictEqual(trace.steps, [])
+      assert.include(trace.final_response!, "Not done: the audit log cannot be written")
+      assert.include(second.stderr, "the audit key is missing")
+    }))
+
+  it.scoped("read-only commands on a mistyped MYCLAW_HOME create nothing and exit 1, naming the folder", () =>
+    Effect.gen(function*() {
+      const parent = yield* workspaceWith([])
+      const typo = NodePath.join(parent, "wrokspace")
+      for (const args of [["audit", "verify"], ["audit", "query"]]) {
+        const run = yield* myclaw(args, { MYCLAW_HOME: typo })
+        assert.strictEqual(run.code, 1, `${args.join(" ")}: ${run.stdout}`)
+        assert.include(run.stderr, typo)
+        assert.include(run.stderr, "no workspace here (check MYCLAW_HOME)")
+        assert.isFalse(NodeFs.existsSync(typo), `${args.join(" ")} created ${typo}`)
+      }
+      // A workspace without an audit log yet: the same, and still nothing written.
+      const bare = NodePath.join(parent, "bare")
+      NodeFs.mkdirSync(bare)
+      const run = yield* myclaw(["audit", "verify"], { MYCLAW_HOME: bare })
+      assert.strictEqual(run.code, 1)
+      assert.include(run.stderr, "no audit log here")
+      assert.deepStrictEqual(NodeFs.readdirSync(bare), [])
+    }))
+
+  it.scoped("a corrupt approvals database stops chat with a message naming the file, no stack", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([{ text: "Hi." }])
+      const database = NodePath.join(home, ".state", "approvals.sqlite")
+      NodeFs.mkdirSync(NodePath.dirname(database), { recursive: true })
+      NodeFs.writeFileSync(database, "not a database ".repeat(500))
+      const run = yield* myclaw(["chat", "hi"], { MYCLAW_HOME: home })
+      assert.strictEqual(run.code, 1)
+      assert.include(run.stderr, database)
+      assert.include(run.stderr, "the approvals database cannot be read (file is not a database)")
+      assert.notInclude(run.stderr, "    at ")
+    }))
+
   it.scoped("without configuration: the workspace is created and chat says how to configure a provider", () =>
     Effect.gen(function*() {
       const home = NodePath.join(yield* workspaceWith([]), "fresh")

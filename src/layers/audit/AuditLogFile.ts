@@ -1,4 +1,17 @@
-import { Clock, Config, Deferred, Duration, Effect, Either, Layer, ParseResult, Queue, Scope } from "effect"
+import {
+  Clock,
+  Config,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  ParseResult,
+  Queue,
+  Ref,
+  Scope
+} from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type AuditRecord, decodeAuditRecord } from "../../domain/AuditRecord.js"
@@ -111,11 +124,21 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
         })
       }
       // Queued before the log closes, a record is written by the last drain; after, it is refused.
-      yield* commit.request<void, AuditError>(
+      yield* watched(commit.request<void, AuditError>(
         (done) => ({ _tag: "Append", record: decoded.right, done }),
-        () => new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
-      )
+        closed
+      ))
     })
+
+    const failure = yield* Ref.make(Option.none<AuditError>())
+    const watched = <A>(effect: Effect.Effect<A, AuditError>) =>
+      effect.pipe(
+        Effect.tap(() => Ref.set(failure, Option.none())),
+        Effect.tapError((error) => Ref.set(failure, Option.some(error)))
+      )
+    const closed = () => new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
+
+    const ready = watched(commit.request<void, AuditError>((done) => ({ _tag: "Probe", done }), closed))
 
     const query = Effect.fn("AuditLog.query")(function*(query: AuditQuery) {
       const { query: run } = yield* index
@@ -157,7 +180,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       }))
     })
 
-    return AuditLog.of({ append, query, verifyIntegrity })
+    return AuditLog.of({ ready, lastFailure: Ref.get(failure), append, query, verifyIntegrity })
   })
 
 /** `MYCLAW_KEY_DIR`, by default `<workspace>/../.myclaw-keys/<workspace folder name>`: outside the workspace. */
@@ -167,6 +190,25 @@ export const auditKeyDir = (workspaceRoot: string) =>
       NodePath.join(NodePath.dirname(workspaceRoot), ".myclaw-keys", NodePath.basename(workspaceRoot))
     )
   )
+
+/**
+ * The audit log for read-only commands (verify, query): a workspace without `.audit/` is an error naming it,
+ * never a new empty log that verifies clean.
+ */
+export const AuditLogExisting = Layer.scoped(
+  AuditLog,
+  Effect.gen(function*() {
+    const workspace = yield* Workspace
+    const { config } = yield* MyclawConfig
+    const auditDir = NodePath.join(workspace.root, ".audit")
+    const exists = yield* Effect.promise(() => NodeFs.stat(auditDir).then((s) => s.isDirectory(), () => false))
+    if (!exists) {
+      return yield* new AuditError({ path: auditDir, reason: "Io", message: "no audit log here (check MYCLAW_HOME)" })
+    }
+    const keyDir = yield* auditKeyDir(workspace.root)
+    return yield* makeAuditLogFile({ auditDir, keyDir: NodePath.resolve(keyDir), fsync: config.audit.fsync })
+  })
+)
 
 /** The file audit log of the workspace (`<workspace>/.audit`), with `audit.fsync` from the configuration. */
 export const AuditLogFile = Layer.scoped(

@@ -7,6 +7,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { type PastTurn, TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
+import { loadRecentTurns, saveSnapshot } from "./RecentTurns.js"
 import { findTrace, listTraces } from "./TraceIndex.js"
 
 type Job =
@@ -14,12 +15,13 @@ type Job =
     readonly _tag: "Write"
     readonly file: string
     readonly line: string
+    readonly sessionId: string
+    readonly turn: PastTurn
     readonly done: Deferred.Deferred<void, TraceStoreError>
   }
   | { readonly _tag: "Sync" }
 type Write = Extract<Job, { _tag: "Write" }>
 
-const KEEP_TURNS = 20
 const decodeTraceEither = Schema.decodeUnknownEither(ExecutionTrace)
 
 const ioError = (path: string, what?: string) => (error: unknown) =>
@@ -32,8 +34,8 @@ const ioError = (path: string, what?: string) => (error: unknown) =>
 
 /** Under `fsync: "batch"`, how often written traces are synced to the disk. */
 const SYNC_INTERVAL = "200 millis"
-/** Sessions whose recent turns are kept in memory; the least recently used beyond this are forgotten. */
-const MAX_SESSIONS = 10_000
+/** How many written traces between two snapshots of the recent turns. */
+const SNAPSHOT_EVERY = 256
 
 /**
  * Closed traces as JSON lines in `<workspace>/.audit/traces/YYYY-MM.jsonl`, appended by one writer fiber
@@ -84,11 +86,26 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         return handle
       })
 
+    const { offsets: loaded, recent } = yield* loadRecentTurns(dir)
+    // How far each file is reflected in `recent`: advanced only while this store is the file's only writer.
+    const offsets = new Map(Object.entries(loaded))
+    let sinceSnapshot = 0
+
     const append = (file: string, lines: string) =>
       Effect.gen(function*() {
         const handle = yield* handleFor(file)
+        const name = NodePath.basename(file)
         yield* Effect.tryPromise({
-          try: () => handle.appendFile(lines),
+          try: async () => {
+            const { size } = await handle.stat()
+            await handle.appendFile(lines)
+            if (offsets.get(name) === size || (size === 0 && !offsets.has(name))) {
+              offsets.set(name, size + Buffer.byteLength(lines))
+            } else {
+              // Another process wrote here too: the next start reads this file from its beginning.
+              offsets.delete(name)
+            }
+          },
           catch: ioError(file, "cannot append the trace")
         }).pipe(
           // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
@@ -136,6 +153,16 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
           yield* sync.pipe(Effect.catchAll((error) => Effect.logError(error.message)))
         }
         for (const [items, exit] of outcomes) {
+          if (Exit.isSuccess(exit)) {
+            for (const item of items) recent.add(item.sessionId, item.turn)
+            sinceSnapshot += items.length
+          }
+        }
+        if (sinceSnapshot >= SNAPSHOT_EVERY) {
+          sinceSnapshot = 0
+          yield* saveSnapshot(dir, recent, offsets)
+        }
+        for (const [items, exit] of outcomes) {
           for (const item of items) yield* Deferred.done(item.done, exit)
         }
       })
@@ -143,6 +170,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     const commit = yield* makeGroupCommit<Job>({
       step,
       shutdown: sync.pipe(
+        Effect.zipRight(Effect.suspend(() => saveSnapshot(dir, recent, offsets))),
         Effect.zipRight(Effect.promise(closeHandles)),
         Effect.catchAll((error) => Effect.logError(error.message)),
         Effect.catchAllDefect((defect) => Effect.logError("closing the traces", defect))
@@ -154,28 +182,23 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       )
     }
 
-    const sessions = yield* loadRecentSessions(dir)
-    const remember = (trace: ExecutionTrace) => {
-      const turns = sessions.get(trace.session_id) ?? []
-      turns.push({ userMessage: trace.user_message, finalResponse: trace.final_response })
-      if (turns.length > KEEP_TURNS) turns.shift()
-      sessions.delete(trace.session_id)
-      sessions.set(trace.session_id, turns)
-      if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!)
-    }
-
     const persist = (trace: ExecutionTrace) =>
       Effect.gen(function*() {
         const file = NodePath.join(dir, `${DateTime.formatIso(trace.started_at).slice(0, 7)}.jsonl`)
         yield* commit.request<void, TraceStoreError>(
-          (done) => ({ _tag: "Write", file, line: traceToJson(trace) + "\n", done }),
+          (done) => ({
+            _tag: "Write",
+            file,
+            line: traceToJson(trace) + "\n",
+            sessionId: trace.session_id,
+            turn: { userMessage: trace.user_message, finalResponse: trace.final_response },
+            done
+          }),
           () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
         )
-        remember(trace)
       })
 
-    const recentTurns = (sessionId: string, limit: number) =>
-      Effect.sync(() => sessions.get(sessionId)?.slice(-limit) ?? [])
+    const recentTurns = (sessionId: string, limit: number) => Effect.sync(() => recent.get(sessionId, limit))
 
     return TraceStore.of({
       persist,
@@ -183,41 +206,6 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       get: (traceId) => Effect.map(findTrace(dir, traceId), Option.fromNullable),
       list: (filter) => Effect.map(listTraces(dir, filter), (listed) => listed.traces)
     })
-  })
-
-/**
- * The last turns of every session seen in the two newest monthly files, read once at start so that a turn
- * never scans the files; sessions idle for longer start without verbatim history.
- */
-const loadRecentSessions = (dir: string) =>
-  Effect.gen(function*() {
-    const sessions = new Map<string, Array<PastTurn>>()
-    const names = yield* Effect.tryPromise({
-      try: () => NodeFs.readdir(dir),
-      catch: ioError(dir)
-    })
-    for (const name of names.filter((n) => /^\d{4}-\d{2}\.jsonl$/.test(n)).sort().slice(-2)) {
-      const file = NodePath.join(dir, name)
-      const text = yield* Effect.tryPromise({
-        try: () => NodeFs.readFile(file, "utf8"),
-        catch: ioError(file)
-      })
-      let unreadable = 0
-      for (const line of text.split("\n")) {
-        if (line === "") continue
-        const trace = parseTrace(line)
-        if (trace === undefined) {
-          unreadable++
-          continue
-        }
-        const turns = sessions.get(trace.session_id) ?? []
-        turns.push({ userMessage: trace.user_message, finalResponse: trace.final_response })
-        if (turns.length > KEEP_TURNS) turns.shift()
-        sessions.set(trace.session_id, turns)
-      }
-      if (unreadable > 0) yield* Effect.logWarning(`${file}: ${unreadable} lines are not traces and were skipped`)
-    }
-    return sessions
   })
 
 /**

@@ -108,7 +108,7 @@ export const evalFolder = <E>(dir: string, options: ReplayOptions<E>, concurrenc
 
 /** The eval as a table: trace, outcome, identical or first divergence, time; then the totals. */
 export const renderEval = (result: EvalResult, base: string): string => {
-  const name = (file: string) => NodePath.relative(base, file) || file
+  const name = (file: string) => (NodePath.isAbsolute(file) ? NodePath.relative(base, file) : file) || file
   const width = Math.max(5, ...result.rows.map((row) => name(row.file).length))
   const lines = [`${"trace".padEnd(width)}  ${"outcome".padEnd(18)}  ${"ms".padStart(7)}  result`]
   for (const row of result.rows) {

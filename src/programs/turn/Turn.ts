@@ -3,6 +3,7 @@ import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
+import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
 import { DrawnIds, IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
@@ -17,7 +18,9 @@ import {
   invalidStreakMessage,
   llmFailureMessage,
   softCapNotice,
-  stepsExhaustedMessage
+  stepsExhaustedMessage,
+  UNRECORDED,
+  unrecordedMessage
 } from "./Messages.js"
 import { provenanceOf } from "./Provenance.js"
 import { think } from "./Think.js"
@@ -46,166 +49,180 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
   return yield* Effect.locally(turn(input, drawn), DrawnIds, drawn)
 })
 
-const turn = (input: TurnInput, drawn: Array<DrawnId>) =>
-  Effect.gen(function*() {
-    const { config } = yield* MyclawConfig
-    const budget = yield* Budget
-    const registry = yield* ToolRegistry
-    const promptBuilder = yield* PromptBuilder
-    const sink = yield* TraceSink
-    const traceId = yield* (yield* IdGenerator).next("trace")
-    const state = yield* Ref.make(TurnState.start(input, traceId, yield* Clock.currentTimeMillis))
-    const update = (f: (state: TurnState.TurnState) => TurnState.TurnState) => Ref.update(state, f)
-    yield* Effect.annotateCurrentSpan({ trace_id: traceId, session_id: input.sessionId })
+const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
+  const { config } = yield* MyclawConfig
+  const budget = yield* Budget
+  const registry = yield* ToolRegistry
+  const promptBuilder = yield* PromptBuilder
+  const sink = yield* TraceSink
+  const audit = yield* AuditLog
+  const traceId = yield* (yield* IdGenerator).next("trace")
+  const state = yield* Ref.make(TurnState.start(input, traceId, yield* Clock.currentTimeMillis))
+  const update = (f: (state: TurnState.TurnState) => TurnState.TurnState) => Ref.update(state, f)
+  yield* Effect.annotateCurrentSpan({ trace_id: traceId, session_id: input.sessionId })
 
-    const identity = { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage }
-    const gateContext = Effect.map(Ref.get(state), (current): GateContext => ({
-      traceId,
-      sessionId: input.sessionId,
-      channel: input.channel,
-      provenance: provenanceOf(current)
-    }))
+  const identity = { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage }
+  const gateContext = Effect.map(Ref.get(state), (current): GateContext => ({
+    traceId,
+    sessionId: input.sessionId,
+    channel: input.channel,
+    provenance: provenanceOf(current)
+  }))
 
-    const runOne = (run: Run) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const exit = yield* Effect.exit(restore(execute(run, traceId)))
-          const observation = yield* observe(run, exit, identity)
-          yield* update((current) => TurnState.observed(current, observation))
-          if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
-        })
-      )
-
-    /** Read-only calls side by side; each is recorded, in the model's order, even when the turn is interrupted. */
-    const runTogether = (runs: ReadonlyArray<Run>) =>
-      runs.length === 1 ? runOne(runs[0]!) : Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const fibers = yield* Effect.forEach(runs, (run) => Effect.fork(restore(execute(run, traceId))))
-          const all = yield* Effect.exit(restore(Fiber.awaitAll(fibers)))
-          if (Exit.isFailure(all)) yield* Fiber.interruptAll(fibers)
-          for (let i = 0; i < runs.length; i++) {
-            const observation = yield* observe(runs[i]!, yield* Fiber.await(fibers[i]!), identity)
-            yield* update((current) => TurnState.observed(current, observation))
-          }
-          if (Exit.isFailure(all)) return yield* Effect.failCause(all.cause)
-        })
-      )
-
-    /** Consecutive read-only calls may run side by side; anything else runs alone, after everything before it. */
-    const concurrent = (call: ToolCall): boolean => {
-      const tool = registry.find(call.name)
-      return tool !== undefined && !tool.hasSideEffects && tool.targetKind !== "host"
-    }
-
-    const act = (calls: ReadonlyArray<ToolCall>) =>
+  const runOne = (run: Run) =>
+    Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
-        let batch: Array<Run> = []
-        const flush = Effect.suspend(() => {
-          const runs = batch
-          batch = []
-          return runs.length === 0 ? Effect.void : runTogether(runs)
-        })
-        for (const call of calls) {
-          const together = concurrent(call)
-          if (!together) yield* flush
-          const gated = yield* gate(call, yield* gateContext)
-          if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") {
-            yield* update(TurnState.forcedFrontier)
+        const exit = yield* Effect.exit(restore(execute(run, traceId)))
+        const observation = yield* observe(run, exit, identity)
+        yield* update((current) => TurnState.observed(current, observation))
+        if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
+      })
+    )
+
+  /** Read-only calls side by side; each is recorded, in the model's order, even when the turn is interrupted. */
+  const runTogether = (runs: ReadonlyArray<Run>) =>
+    runs.length === 1 ? runOne(runs[0]!) : Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const fibers = yield* Effect.forEach(runs, (run) => Effect.fork(restore(execute(run, traceId))))
+        const all = yield* Effect.exit(restore(Fiber.awaitAll(fibers)))
+        if (Exit.isFailure(all)) yield* Fiber.interruptAll(fibers)
+        for (let i = 0; i < runs.length; i++) {
+          const observation = yield* observe(runs[i]!, yield* Fiber.await(fibers[i]!), identity)
+          yield* update((current) => TurnState.observed(current, observation))
+        }
+        if (Exit.isFailure(all)) return yield* Effect.failCause(all.cause)
+      })
+    )
+
+  /** Consecutive read-only calls may run side by side; anything else runs alone, after everything before it. */
+  const concurrent = (call: ToolCall): boolean => {
+    const tool = registry.find(call.name)
+    return tool !== undefined && !tool.hasSideEffects && tool.targetKind !== "host"
+  }
+
+  const act = (calls: ReadonlyArray<ToolCall>) =>
+    Effect.gen(function*() {
+      let batch: Array<Run> = []
+      const flush = Effect.suspend(() => {
+        const runs = batch
+        batch = []
+        return runs.length === 0 ? Effect.void : runTogether(runs)
+      })
+      for (const call of calls) {
+        const together = concurrent(call)
+        if (!together) yield* flush
+        const gated = yield* gate(call, yield* gateContext)
+        if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") yield* update(TurnState.forcedFrontier)
+        if (gated._tag === "Run") {
+          if (together && gated.approval === null) {
+            batch.push(gated)
+          } else {
+            yield* flush
+            yield* runOne(gated)
           }
-          if (gated._tag === "Run") {
-            if (together && gated.approval === null) {
-              batch.push(gated)
-            } else {
-              yield* flush
-              yield* runOne(gated)
-            }
-            continue
-          }
-          yield* flush
-          const step = actionStep(gated)
-          yield* Effect.withSpan(
-            update((current) =>
-              TurnState.observed(current, {
-                step,
-                invalid: gated._tag === "Invalid",
-                message: gated._tag === "Invalid"
-                  ? { role: "tool", toolCallId: call.id, name: call.name, content: gated.message, isError: true }
-                  : undefined
-              })
-            ),
-            "Turn.action",
-            { attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" } }
-          )
-          const end = gateEnd(gated)
-          if (end !== null) return Next.End(end)
-          if ((yield* Ref.get(state)).invalidStreak >= 2) {
-            return Next.End({ outcome: "tool_hallucination", response: invalidStreakMessage })
-          }
+          continue
         }
         yield* flush
-        return Next.Continue()
-      })
-
-    const step = Effect.gen(function*() {
-      const status = yield* budget.status
-      if (status.level === "hard") return Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) })
-      const current = yield* Ref.get(state)
-      const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
-      const request = { tier, system: current.system, messages: current.messages, tools: registry.catalog } as const
-      // A paid answer is recorded in the same region that received it.
-      const thought = yield* Effect.uninterruptibleMask((restore) =>
-        Effect.tap(restore(think(request, config.traces.recordRequests)), (thought) =>
-          thought._tag === "Answered"
-            ? update((s) => TurnState.thought(s, thought.step, thought.response))
-            : Effect.void)
-      )
-      if (thought._tag === "Failed") {
-        yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
-        if (thought.error._tag === "BudgetExceeded") {
-          return Next.End({ outcome: "budget_hit", response: budgetHitMessage(yield* budget.status) })
+        const step = actionStep(gated)
+        yield* Effect.withSpan(
+          update((current) =>
+            TurnState.observed(current, {
+              step,
+              invalid: gated._tag === "Invalid",
+              message: gated._tag === "Invalid"
+                ? { role: "tool", toolCallId: call.id, name: call.name, content: gated.message, isError: true }
+                : undefined
+            })
+          ),
+          "Turn.action",
+          { attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" } }
+        )
+        const end = gateEnd(gated)
+        if (end !== null) return Next.End(end)
+        if ((yield* Ref.get(state)).invalidStreak >= 2) {
+          return Next.End({ outcome: "tool_hallucination", response: invalidStreakMessage })
         }
-        return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })
       }
-      const { response } = thought
-      if (response.toolCalls.length > 0) return yield* act(response.toolCalls)
-      const after = yield* budget.status
-      if (!after.softNoticePending) return Next.End({ outcome: "success", response: response.text })
-      yield* budget.softNoticeGiven
-      return Next.End({ outcome: "success", response: `${response.text}\n\n${softCapNotice(after)}` })
+      yield* flush
+      return Next.Continue()
     })
 
-    const loop = Effect.gen(function*() {
-      const prompt = yield* promptBuilder.build({ sessionId: input.sessionId, userMessage: input.userMessage })
-      yield* update((current) => TurnState.prompted(current, prompt))
-      for (let n = 0; n < config.maxSteps; n++) {
-        const next = yield* step
-        if (next._tag === "End") return next
+  const step = Effect.gen(function*() {
+    const status = yield* budget.status
+    if (status.level === "hard") return Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) })
+    const current = yield* Ref.get(state)
+    const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
+    const request = { tier, system: current.system, messages: current.messages, tools: registry.catalog } as const
+    // A paid answer is recorded in the same region that received it.
+    const thought = yield* Effect.uninterruptibleMask((restore) =>
+      Effect.tap(restore(think(request, config.traces.recordRequests)), (thought) =>
+        thought._tag === "Answered"
+          ? update((s) => TurnState.thought(s, thought.step, thought.response))
+          : Effect.void)
+    )
+    if (thought._tag === "Failed") {
+      yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
+      if (thought.error._tag === "BudgetExceeded") {
+        return Next.End({ outcome: "budget_hit", response: budgetHitMessage(yield* budget.status) })
       }
-      return { outcome: "timeout_steps", response: stepsExhaustedMessage(config.maxSteps) } as const
-    })
-
-    return yield* Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const exit = yield* Effect.exit(restore(loop))
-        if (Exit.isSuccess(exit)) {
-          yield* update((current) => TurnState.ended(current, exit.value.outcome, exit.value.response))
-        } else if (Cause.isInterruptedOnly(exit.cause)) {
-          yield* update((current) => TurnState.ended(current, "user_aborted", interruptedMessage))
-        } else {
-          yield* update((current) =>
-            TurnState.ended(
-              TurnState.withMetadata(current, "error", Cause.pretty(exit.cause)),
-              "timeout_steps",
-              internalErrorMessage
-            )
-          )
-        }
-        const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis, drawn)
-        yield* sink.close(trace)
-        return trace
-      })
-    ).pipe(Effect.annotateLogs({ trace_id: traceId, session_id: input.sessionId }))
+      return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })
+    }
+    const { response } = thought
+    if (response.toolCalls.length > 0) return yield* act(response.toolCalls)
+    const after = yield* budget.status
+    if (!after.softNoticePending) return Next.End({ outcome: "success", response: response.text })
+    yield* budget.softNoticeGiven
+    return Next.End({ outcome: "success", response: `${response.text}\n\n${softCapNotice(after)}` })
   })
+
+  const loop = Effect.gen(function*() {
+    // Refused before any model is paid: a turn that cannot be recorded does not run.
+    const ready = yield* Effect.either(audit.ready)
+    if (ready._tag === "Left") {
+      yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
+      return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
+    }
+    const built = yield* Effect.either(
+      promptBuilder.build({ sessionId: input.sessionId, userMessage: input.userMessage })
+    )
+    if (built._tag === "Left") {
+      const error = built.left
+      if (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") {
+        return { outcome: "policy_denied", response: `Not done: ${error.message}.` } as const
+      }
+      return yield* error
+    }
+    const prompt = built.right
+    yield* update((current) => TurnState.prompted(current, prompt))
+    for (let n = 0; n < config.maxSteps; n++) {
+      const next = yield* step
+      if (next._tag === "End") return next
+    }
+    return { outcome: "timeout_steps", response: stepsExhaustedMessage(config.maxSteps) } as const
+  })
+
+  return yield* Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(restore(loop))
+      if (Exit.isSuccess(exit)) {
+        yield* update((current) => TurnState.ended(current, exit.value.outcome, exit.value.response))
+      } else if (Cause.isInterruptedOnly(exit.cause)) {
+        yield* update((current) => TurnState.ended(current, "user_aborted", interruptedMessage))
+      } else {
+        yield* update((current) =>
+          TurnState.ended(
+            TurnState.withMetadata(current, "error", Cause.pretty(exit.cause)),
+            "timeout_steps",
+            internalErrorMessage
+          )
+        )
+      }
+      const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis, drawn)
+      yield* sink.close(trace)
+      return trace
+    })
+  ).pipe(Effect.annotateLogs({ trace_id: traceId, session_id: input.sessionId }))
+})
 
 /** The services a turn needs: the runtime provides exactly these. */
 export type TurnServices = Effect.Effect.Context<ReturnType<typeof runTurn>>

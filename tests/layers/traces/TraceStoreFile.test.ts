@@ -104,6 +104,50 @@ for (const fsync of ["always", "batch"] as const) {
           assert.deepStrictEqual(yield* reopened.recentTurns("s", 5), [turn("t-1")])
         }))
 
+      it.scoped("at start only what was appended since the last snapshot is read, not the whole history", () =>
+        Effect.gen(function*() {
+          const dir = yield* tempDir
+          const fs = yield* FileSystem.FileSystem
+          const file = NodePath.join(dir, "2025-03.jsonl")
+          yield* Effect.scoped(Effect.gen(function*() {
+            const first = yield* makeTraceStoreFile(dir, fsync)
+            for (let i = 1; i <= 3; i++) yield* first.persist(makeTrace(`a-${i}`, "alice"))
+          }))
+          assert.isTrue(yield* fs.exists(NodePath.join(dir, "recent.json")), "the snapshot is written at close")
+          // Blank out what the snapshot covers: a start that read the file again would lose these turns.
+          const covered = (yield* fs.readFileString(file)).length
+          const appended = traceLine(makeTrace("a-4", "alice"))
+          yield* fs.writeFileString(file, " ".repeat(covered - 1) + "\n" + appended)
+          const second = yield* makeTraceStoreFile(dir, fsync).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+          assert.deepStrictEqual(yield* second.recentTurns("alice", 10), [
+            turn("a-1"),
+            turn("a-2"),
+            turn("a-3"),
+            turn("a-4")
+          ])
+        }))
+
+      it.scoped("a snapshot the files contradict (a file shorter than it says) is ignored: the files win", () =>
+        Effect.gen(function*() {
+          const dir = yield* tempDir
+          const fs = yield* FileSystem.FileSystem
+          yield* Effect.scoped(Effect.gen(function*() {
+            const first = yield* makeTraceStoreFile(dir, fsync)
+            for (let i = 1; i <= 3; i++) yield* first.persist(makeTrace(`a-${i}`, "alice"))
+          }))
+          yield* fs.writeFileString(NodePath.join(dir, "2025-03.jsonl"), traceLine(makeTrace("b-1", "bob")))
+          const second = yield* makeTraceStoreFile(dir, fsync)
+          assert.deepStrictEqual(yield* second.recentTurns("bob", 10), [turn("b-1")])
+          assert.deepStrictEqual(yield* second.recentTurns("alice", 10), [])
+        }))
+
+      it.scoped("recentTurns with a limit of 0 gives no turns", () =>
+        Effect.gen(function*() {
+          const store = yield* makeTraceStoreFile(yield* tempDir, fsync)
+          yield* store.persist(makeTrace("a-1", "alice"))
+          assert.deepStrictEqual(yield* store.recentTurns("alice", 0), [])
+        }))
+
       it.scoped("a torn last line is moved to <month>.jsonl.torn, so the next trace is not glued to it", () =>
         Effect.gen(function*() {
           const dir = yield* tempDir
