@@ -6,4 +6,6 @@ export const replayUsage =
   myclaw replay FILE|--trace ID [--json] [--timeline] [--dry-run-tools] [--live-readonly]
                                                    run a recorded turn again; exit 0 only when identical
   myclaw eval DIR [--json] [--dry-run-tools] [--live-readonly]
-                                                   replay every trace file of DIR; exit 1 if any diverges`
+                                                   replay every trace file of DIR; exit 1 if any diverges
+  myclaw eval DIR --live [--config FILE] [--json]  each recorded message to the configured (or FILE's) models:
+                                                   outcome, tool calls, tokens, cost and time, recorded vs live`

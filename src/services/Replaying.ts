@@ -11,6 +11,11 @@ export interface ToolReplayOptions {
   readonly sideEffects: "recorded" | "dry-run"
   /** Read-only calls: their recorded result (default), or run again. */
   readonly readOnly: "recorded" | "live"
+  /**
+   * A call the recording has no result for: `fail` (a failed result the replay reports), or `fallback` (a dry
+   * run for a side-effecting tool, a real run for a read-only one): what a live eval's new calls get.
+   */
+  readonly unrecorded?: "fail" | "fallback" | undefined
 }
 
 /**

@@ -30,6 +30,14 @@ export const ToolRegistryReplay = <E, R>(base: Layer.Layer<ToolRegistry, E, R>) 
             }
             const hash = argsHash(prepared.args)
             const i = session.results.findIndex((entry) => entry.tool === tool.name && entry.hash === hash)
+            if (i < 0 && options.unrecorded === "fallback") {
+              if (tool.hasSideEffects) {
+                probe.tools.dryRun++
+                return Effect.succeed({ status: "success", content: `dry run, not executed: ${prepared.summary}` })
+              }
+              probe.tools.executed++
+              return registry.execute(prepared, tool)
+            }
             if (i < 0) {
               probe.tools.missing++
               return Effect.succeed({

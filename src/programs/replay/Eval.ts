@@ -96,15 +96,17 @@ export const evalTraces = <E>(
 
 /** Every trace file of `dir`, replayed; a file that cannot be read is a row with its error, never a crash. */
 export const evalFolder = <E>(dir: string, options: ReplayOptions<E>, concurrency = 8) =>
-  Effect.gen(function*() {
-    const files = yield* traceFiles(dir)
-    const traces = yield* Effect.forEach(
-      files,
-      (file) => Effect.map(Effect.either(loadTraceFile(file)), (trace) => ({ file, trace })),
-      { concurrency }
-    )
-    return yield* evalTraces(traces, options, concurrency)
-  })
+  Effect.flatMap(loadFolder(dir), (traces) => evalTraces(traces, options, concurrency))
+
+/** The trace files of a folder, each read and checked, or with what is wrong with it. */
+export const loadFolder = (dir: string) =>
+  Effect.flatMap(
+    traceFiles(dir),
+    (files) =>
+      Effect.forEach(files, (file) => Effect.map(Effect.either(loadTraceFile(file)), (trace) => ({ file, trace })), {
+        concurrency: 8
+      })
+  )
 
 /** The eval as a table: trace, outcome, identical or first divergence, time; then the totals. */
 export const renderEval = (result: EvalResult, base: string): string => {
