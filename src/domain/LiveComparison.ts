@@ -1,5 +1,6 @@
 import { canonicalJson } from "./ArgsHash.js"
 import type { ExecutionTrace, Outcome } from "./ExecutionTrace.js"
+import { truncateEnd } from "./Text.js"
 
 interface Side {
   readonly outcome: Outcome
@@ -105,8 +106,8 @@ export const renderLive = (reports: ReadonlyArray<LiveReport>, name: (report: Li
     const outcome = `${r.recorded.outcome} -> ${r.live.outcome}${r.same_outcome ? "" : " (!)"}`
     const calls = r.departs_at === null
       ? "same"
-      : `depart at #${r.departs_at + 1}: ${r.recorded.tool_calls[r.departs_at] ?? "(none)"} -> ${
-        r.live.tool_calls[r.departs_at] ?? "(none)"
+      : `depart at #${r.departs_at + 1}: ${truncateEnd(r.recorded.tool_calls[r.departs_at] ?? "(none)", 40)} -> ${
+        truncateEnd(r.live.tool_calls[r.departs_at] ?? "(none)", 40)
       }`
     lines.push(
       `${name(r).padEnd(width)}  ${outcome.padEnd(35)}  ${calls.padEnd(22)}  ` +
