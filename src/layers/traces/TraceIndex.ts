@@ -6,6 +6,7 @@ import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { truncateEnd } from "../../domain/Text.js"
 import { matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
+import { lastTurns } from "./Recent.js"
 
 /**
  * The trace index: for each monthly file `YYYY-MM.jsonl`, `index/YYYY-MM.idx` holds one listing per trace
@@ -149,7 +150,7 @@ export const listTraces = (dir: string, filter: TraceFilter = {}) =>
       for (const listing of index.traces) if (matchesFilter(listing, filter)) listings.push(listing)
     }
     return {
-      traces: filter.limit === undefined ? listings : listings.slice(-filter.limit),
+      traces: filter.limit === undefined ? listings : lastTurns(listings, filter.limit),
       skipped
     }
   })

@@ -33,7 +33,7 @@ export const TraceStoreMemory = Layer.scopedContext(
       list: (filter) =>
         Effect.sync(() => {
           const listed = traces.map(listingOf).filter((listing) => matchesFilter(listing, filter))
-          return filter.limit === undefined ? listed : listed.slice(-filter.limit)
+          return filter.limit === undefined ? listed : lastTurns(listed, filter.limit)
         })
     })
     return Context.make(TraceStore, store).pipe(Context.add(RecordedTraces, { all: Effect.sync(() => traces.slice()) }))

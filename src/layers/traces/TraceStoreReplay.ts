@@ -1,6 +1,7 @@
 import { Effect, FiberRef, Layer, Option } from "effect"
 import { CurrentReplay } from "../../services/Replaying.js"
 import { TraceStore } from "../../services/TraceStore.js"
+import { lastTurns } from "./Recent.js"
 
 /**
  * The trace store of a replay: the recorded session history is what the prompt's history block gets again, and
@@ -14,7 +15,7 @@ export const TraceStoreReplay = Layer.succeed(
       Effect.map(FiberRef.get(CurrentReplay), (session) =>
         session === null || sessionId !== session.recorded.session_id
           ? []
-          : (session.recorded.replay?.history ?? []).slice(-limit).map((turn) => ({
+          : lastTurns(session.recorded.replay?.history ?? [], limit).map((turn) => ({
             userMessage: turn.user_message,
             finalResponse: turn.final_response
           }))),
