@@ -187,6 +187,7 @@ export const traceStoreContract = (name: string, make: () => Layer.Layer<TraceSt
           const alice = yield* store.list({ sessionId: "alice", since: START + 2 * 60_000 })
           assert.deepStrictEqual(alice.map((listing) => listing.trace_id), ["a-2", "a-3"])
           assert.deepStrictEqual((yield* store.list({ limit: 1 })).map((listing) => listing.trace_id), ["b-2"])
+          assert.deepStrictEqual(yield* store.list({ limit: 0 }), [])
         })
       ))
   })

@@ -9,8 +9,11 @@ import { defineTool } from "../../../src/domain/Tool.js"
 import { ReplayBaseTemp } from "../../../src/layers/ReplayBase.js"
 import { TestLayer, type TestOptions } from "../../../src/layers/Test.js"
 import { ToolRegistryWith } from "../../../src/layers/tools/ToolRegistryLive.js"
+import { TraceStoreReplay } from "../../../src/layers/traces/TraceStoreReplay.js"
 import { defaultToolReplay, replayTrace } from "../../../src/programs/replay/Replay.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
+import { CurrentReplay, makeReplaySession } from "../../../src/services/Replaying.js"
+import { TraceStore } from "../../../src/services/TraceStore.js"
 import { Workspace } from "../../../src/services/Workspace.js"
 import { writeFile } from "../../contract/fixtures.js"
 
@@ -199,4 +202,25 @@ describe("replaying a recorded turn", () => {
       assert.strictEqual(live.tools.executed, 1)
       assert.deepInclude(live.divergence, { step: 2, kind: "result", what: "exec_result" })
     }))
+})
+
+describe("the replay trace store", () => {
+  it.effect("gives the recorded history of the replayed session only, and none for a limit below 1", () =>
+    Effect.gen(function*() {
+      const recorded = {
+        trace_id: "t",
+        session_id: "s",
+        replay: {
+          ids: [],
+          history: [{ user_message: "a", final_response: "b" }, { user_message: "c", final_response: null }]
+        }
+      } as unknown as ExecutionTrace
+      const store = yield* TraceStore
+      const inReplay = <A, E>(effect: Effect.Effect<A, E>) =>
+        Effect.locally(effect, CurrentReplay, makeReplaySession({ ...recorded, steps: [] }, defaultToolReplay))
+      assert.deepStrictEqual(yield* inReplay(store.recentTurns("s", 1)), [{ userMessage: "c", finalResponse: null }])
+      assert.deepStrictEqual(yield* inReplay(store.recentTurns("s", 0)), [])
+      assert.deepStrictEqual(yield* inReplay(store.recentTurns("other", 5)), [])
+      assert.deepStrictEqual(yield* store.recentTurns("s", 5), [])
+    }).pipe(Effect.provide(TraceStoreReplay)))
 })
