@@ -1,7 +1,8 @@
 import { Context, DateTime } from "effect"
-import type { Effect } from "effect"
+import type { Effect, Option } from "effect"
 import type { TraceStoreError } from "../domain/Errors.js"
 import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
+import type { TraceFilter, TraceListing } from "../domain/TraceListing.js"
 
 export interface PastTurn {
   readonly userMessage: string
@@ -33,4 +34,8 @@ export class TraceStore extends Context.Tag("myclaw/TraceStore")<TraceStore, {
    * limit below 1: what the prompt's history block needs. A store keeps at least the last 20 of each session.
    */
   readonly recentTurns: (sessionId: string, limit: number) => Effect.Effect<ReadonlyArray<PastTurn>, TraceStoreError>
+  /** One trace by id, without reading the others. */
+  readonly get: (traceId: string) => Effect.Effect<Option.Option<ExecutionTrace>, TraceStoreError>
+  /** The traces that match, in the order they were persisted (the last `limit` when given). */
+  readonly list: (filter: TraceFilter) => Effect.Effect<ReadonlyArray<TraceListing>, TraceStoreError>
 }>() {}
