@@ -10,7 +10,7 @@ export {
   ownerAnswer,
   PresentedApprovals
 } from "./layers/approvals/ApprovalChannelScripted.js"
-export { ApprovalsScripted } from "./layers/approvals/ApprovalsScripted.js"
+export { ApprovalsScripted, type ScriptedOwner } from "./layers/approvals/ApprovalsScripted.js"
 export { AuditLogMemory, makeAuditLogMemory } from "./layers/audit/AuditLogMemory.js"
 export { BudgetMemory } from "./layers/budget/BudgetMemory.js"
 export { IdGeneratorSequential } from "./layers/ids/IdGeneratorSequential.js"

@@ -8,6 +8,7 @@ export type Command = Data.TaggedEnum<{
   Doctor: {}
   Budget: {}
   AuditVerify: { readonly seedFile: string | undefined }
+  AuditResume: { readonly seedFile: string }
   AuditQuery: {
     readonly kind: AuditKind | undefined
     readonly since: number | undefined
@@ -32,6 +33,7 @@ export const usage = `Usage:
   myclaw doctor                                    check the configuration and one completion per provider
   myclaw digest [today|YYYY-MM-DD] [--no-polish]   the day's digest from the audit log
   myclaw audit verify [--seed FILE]                check the audit log's chains, checkpoints and signatures
+  myclaw audit resume --seed FILE                  continue a restored log whose key is gone, from the seed
   myclaw audit query [--kind K] [--since DAY|ISO] [--until DAY|ISO] [--sender S] [--limit N] [--json]
   myclaw backup [--dest DIR]                       a tar.gz of the workspace, with the retention of old ones
   myclaw budget                                    today's spend, the caps, what remains, when it resets
@@ -109,7 +111,13 @@ const parseAudit = (args: ReadonlyArray<string>): Either.Either<Command, UsageEr
   if (sub === "verify") {
     return Either.map(parseOptions("audit verify", rest, ["seed"]), (o) => Command.AuditVerify({ seedFile: o.seed }))
   }
-  if (sub !== "query") return fail(`audit: expected verify or query, got ${JSON.stringify(sub ?? "")}`)
+  if (sub === "resume") {
+    return Either.flatMap(parseOptions("audit resume", rest, ["seed"]), (o) =>
+      o.seed === undefined
+        ? fail("audit resume needs --seed FILE: the verification seed written when the log began")
+        : Either.right(Command.AuditResume({ seedFile: o.seed })))
+  }
+  if (sub !== "query") return fail(`audit: expected verify, query or resume, got ${JSON.stringify(sub ?? "")}`)
   const json = rest.includes("--json")
   return Either.flatMap(
     parseOptions("audit query", rest.filter((arg) => arg !== "--json"), ["kind", "since", "until", "sender", "limit"]),

@@ -4,13 +4,13 @@ import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logge
 import { chat } from "../channels/cli/Chat.js"
 import { TerminalAnswering, TerminalApprovals } from "../channels/cli/TerminalApprovals.js"
 import { HttpLive } from "../http/Server.js"
-import { AuditLogFile } from "../layers/audit/AuditLogFile.js"
-import { BaseLayer, MainLayer, StateLayer } from "../layers/Main.js"
+import { AuditLogExisting } from "../layers/audit/AuditLogFile.js"
+import { BaseLayer, MainLayer, ReadOnlyBaseLayer, StateLayer } from "../layers/Main.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
 import { Command, parseArgs, usage } from "./Args.js"
-import { auditQuery, auditVerify } from "./Audit.js"
+import { auditQuery, auditResume, auditVerify } from "./Audit.js"
 import { backupCommand } from "./Backup.js"
 import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { digestCommand } from "./Digest.js"
@@ -51,8 +51,8 @@ const jsonLogs = Layer.unwrapEffect(
   Effect.map(logLevel, (level) => Layer.merge(Logger.json, Logger.minimumLogLevel(level)))
 )
 
-/** The audit log alone: verify and query must not start the budget, which writes budget.json. */
-const AuditLayer = AuditLogFile.pipe(Layer.provideMerge(BaseLayer))
+/** The audit log alone, read-only: verify and query create nothing and start no budget. */
+const AuditLayer = AuditLogExisting.pipe(Layer.provideMerge(ReadOnlyBaseLayer))
 
 const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.gen(function*() {
@@ -76,6 +76,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
           Effect.provide(stderrLogs)
         ),
       AuditVerify: (options) => auditVerify(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
+      AuditResume: (options) => auditResume(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       Backup: (options) => backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Digest: (options) =>

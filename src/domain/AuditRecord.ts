@@ -118,6 +118,20 @@ export const RecoveredRecord = Schema.Struct({
   detail: Schema.String
 })
 
+/**
+ * The log continued after its key was lost (a workspace restored from a backup): the current key was derived
+ * again from the owner's verification seed, after the whole log verified against it.
+ */
+export const AuditResumedRecord = Schema.Struct({
+  kind: Schema.Literal("audit_resumed"),
+  at: At,
+  sender: Schema.String,
+  seed_epoch: Schema.Number,
+  key_epoch: Schema.Number,
+  records_verified: Schema.Number,
+  notes: Schema.String
+})
+
 export const AuditRecord = Schema.Union(
   TraceRecord,
   ApprovalRecord,
@@ -126,7 +140,8 @@ export const AuditRecord = Schema.Union(
   ConstitutionModifiedRecord,
   BudgetOverrideRecord,
   InjectionSuspectedRecord,
-  RecoveredRecord
+  RecoveredRecord,
+  AuditResumedRecord
 )
 export type AuditRecord = typeof AuditRecord.Type
 export type AuditKind = AuditRecord["kind"]

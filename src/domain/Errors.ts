@@ -59,10 +59,13 @@ export class ToolExecutionError extends Schema.TaggedError<ToolExecutionError>()
   message: Schema.String
 }) {}
 
-/** The workspace folder cannot be prepared or one of its files read; `NotWritable` when permission was denied. */
+/**
+ * The workspace folder cannot be prepared or one of its files read; `NotWritable` when permission was denied,
+ * `ConstitutionMissing` when SOUL.md is gone (no turn runs without it).
+ */
 export class WorkspaceError extends Schema.TaggedError<WorkspaceError>()("WorkspaceError", {
   path: Schema.String,
-  reason: Schema.Literal("Io", "NotWritable"),
+  reason: Schema.Literal("Io", "NotWritable", "ConstitutionMissing"),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {}

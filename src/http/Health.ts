@@ -3,6 +3,7 @@ import { Clock, Config, Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { isoAt } from "../domain/Time.js"
+import { AuditLog } from "../services/AuditLog.js"
 import { Budget } from "../services/Budget.js"
 import { Llm, type ProviderHealth } from "../services/Llm.js"
 import { Metrics } from "../services/Metrics.js"
@@ -50,6 +51,8 @@ export interface HealthReport {
     readonly override_active: boolean
     readonly level: "ok" | "soft" | "hard"
   }
+  /** Whether audit records can be written; turns are refused while they cannot. */
+  readonly audit: { readonly writable: boolean; readonly problem: string | null }
   readonly recent_errors_1h: number
   /** Why the status is not ok, one sentence each. */
   readonly problems: ReadonlyArray<string>
@@ -73,6 +76,7 @@ export const makeHealth = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const llm = yield* Llm
   const budget = yield* Budget
+  const audit = yield* AuditLog
   const metrics = yield* Metrics
   const workspace = yield* Workspace
   const { file, loaded } = yield* MyclawConfig
@@ -84,6 +88,8 @@ export const makeHealth = Effect.gen(function*() {
     Effect.orElseSucceed(() => Option.none<string>())
   )
   const soulAtStart = yield* soulHash
+  // Checked once at start, so that a log that cannot be written is reported before the first turn.
+  yield* audit.ready.pipe(Effect.ignore)
 
   return Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
@@ -96,11 +102,20 @@ export const makeHealth = Effect.gen(function*() {
     const soulMatches = Option.isSome(soul) && Option.isSome(soulAtStart) && soul.value === soulAtStart.value
     const providers = yield* llm.health
     const money = yield* budget.status
+    // Only a failing log is probed again (to notice it works again); a working one costs nothing here.
+    let auditFailure = yield* audit.lastFailure
+    if (Option.isSome(auditFailure)) {
+      yield* audit.ready.pipe(Effect.ignore)
+      auditFailure = yield* audit.lastFailure
+    }
 
     const down: Array<string> = []
     const degraded: Array<string> = []
     if (!mounted) down.push(`the workspace ${workspace.root} is missing`)
     else if (!writable) down.push(`the workspace ${workspace.root} is not writable`)
+    if (Option.isSome(auditFailure)) {
+      down.push(`the audit log cannot be written (${auditFailure.value.message}): turns are refused until it can`)
+    }
     if (Option.isNone(soul)) down.push("SOUL.md (the constitution) is missing")
     else if (!soulMatches) degraded.push("SOUL.md changed since myclaw started")
 
@@ -159,6 +174,10 @@ export const makeHealth = Effect.gen(function*() {
         spent_today_eur: Math.round(money.spentEur * 10_000) / 10_000,
         override_active: money.overrideUntil !== null && money.overrideUntil > now,
         level: money.level
+      },
+      audit: {
+        writable: Option.isNone(auditFailure),
+        problem: Option.isSome(auditFailure) ? auditFailure.value.message : null
       },
       recent_errors_1h: yield* metrics.recentErrors,
       problems: [...down, ...degraded]

@@ -7,14 +7,20 @@ import { AuditLogFile } from "./audit/AuditLogFile.js"
 import { BudgetLive } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
-import { MyclawConfigLive } from "./MyclawConfigLive.js"
+import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
 import { ToolRegistryLive } from "./tools/ToolRegistryLive.js"
 import { TraceStoreFile } from "./traces/TraceStoreFile.js"
-import { WorkspaceLive } from "./workspace/WorkspaceLive.js"
+import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
 
 /** Workspace and configuration: what every command needs first. */
 export const BaseLayer = MyclawConfigLive.pipe(
   Layer.provideMerge(WorkspaceLive),
+  Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+)
+
+/** Workspace and configuration for read-only commands: both must exist already, nothing is written. */
+export const ReadOnlyBaseLayer = MyclawConfigReadOnly.pipe(
+  Layer.provideMerge(WorkspaceExisting),
   Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
 )
 

@@ -47,8 +47,7 @@ export const loadConfigFile = (file: string) =>
  * The configuration at `MYCLAW_CONFIG` (default `<workspace>/myclaw.json`). Without a file, the defaults
  * are in force (no LLM provider) and an example configuration is written next to where the file goes.
  */
-export const MyclawConfigLive = Layer.effect(
-  MyclawConfig,
+const makeMyclawConfig = (options: { readonly writeExample: boolean }) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const workspace = yield* Workspace
@@ -68,6 +67,7 @@ export const MyclawConfigLive = Layer.effect(
         message: "MYCLAW_CONFIG names a file that does not exist"
       })
     }
+    if (!options.writeExample) return MyclawConfig.of({ config: AppConfig.make({}), file, loaded: false })
     const example = NodePath.join(workspace.root, "myclaw.example.json")
     if (!(yield* fs.exists(example).pipe(Effect.orElseSucceed(() => false)))) {
       yield* fs.writeFileString(example, JSON.stringify(exampleConfig, null, 2) + "\n").pipe(Effect.ignoreLogged)
@@ -83,7 +83,11 @@ export const MyclawConfigLive = Layer.effect(
     )
     return MyclawConfig.of({ config: AppConfig.make({}), file, loaded: false })
   })
-)
+
+export const MyclawConfigLive = Layer.effect(MyclawConfig, makeMyclawConfig({ writeExample: true }))
+
+/** The configuration for read-only commands: the same file, and nothing written when it is missing. */
+export const MyclawConfigReadOnly = Layer.effect(MyclawConfig, makeMyclawConfig({ writeExample: false }))
 
 /** A fixed configuration, for tests and embedding. */
 export const MyclawConfigFixed = (config: AppConfig, file = "<inline>") =>

@@ -1,16 +1,19 @@
 import { Effect, Layer } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
+import { WorkspaceError } from "../domain/Errors.js"
 import type { Message, SystemBlock } from "../domain/LlmTypes.js"
 import { isoAt } from "../domain/Time.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
 import { resultText, truncateMiddle, wrapUntrusted } from "../domain/ToolResultText.js"
+import { AuditLog } from "../services/AuditLog.js"
 import { IdGenerator } from "../services/IdGenerator.js"
 import { PromptBuilder } from "../services/PromptBuilder.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 import { TraceStore } from "../services/TraceStore.js"
 import { Workspace } from "../services/Workspace.js"
+import { makeConstitutionWatch } from "./ConstitutionWatch.js"
 
 /** Verbatim past turns of the session kept in the prompt (summaries of older turns come later). */
 const HISTORY_TURNS = 20
@@ -38,6 +41,7 @@ export const PromptBuilderLive = Layer.effect(
     const traces = yield* TraceStore
     const ids = yield* IdGenerator
     const tools = toolsBlock(registry.tools)
+    const constitution = yield* makeConstitutionWatch(workspace.root, yield* AuditLog)
 
     // The four files are read again only when they change (a synchronous stat is a few microseconds; reading
     // them every turn was a tenth of the runtime's own time per step).
@@ -55,15 +59,28 @@ export const PromptBuilderLive = Layer.effect(
         const current = fingerprint(file)
         const cached = cache.get(file)
         if (cached?.fingerprint === current) return Effect.succeed(cached.text)
-        return Effect.tap(workspace.readOptional(file), (text) => cache.set(file, { fingerprint: current, text }))
+        return Effect.tap(workspace.readOptional(file), (text) =>
+          Effect.zipRight(
+            Effect.sync(() => cache.set(file, { fingerprint: current, text })),
+            file === "SOUL.md" ? constitution.notice(text) : Effect.void
+          ))
       })
+    // At start: a change made while myclaw was stopped is recorded before the first turn.
+    yield* read("SOUL.md").pipe(Effect.ignore)
 
     const build = Effect.fn("PromptBuilder.build")(function*(input: { sessionId: string; userMessage: string }) {
       const soul = yield* read("SOUL.md")
       const identity = yield* read("IDENTITY.md")
       const user = yield* read("USER.md")
       const memory = yield* read("MEMORY.md")
-      if (soul === undefined) yield* Effect.logWarning("SOUL.md is missing: the turn runs without a constitution")
+      if (soul === undefined) {
+        return yield* new WorkspaceError({
+          path: NodePath.join(workspace.root, "SOUL.md"),
+          reason: "ConstitutionMissing",
+          message: "SOUL.md (the constitution) is missing from the workspace, and myclaw does not act without it: " +
+            "restore it, or restart myclaw to get the default one back (the change is audited)"
+        })
+      }
       const system: Array<SystemBlock> = [
         { name: "constitution", text: soul ?? "", stable: true },
         { name: "identity", text: identity ?? "", stable: true },

@@ -1,5 +1,5 @@
 import { Context } from "effect"
-import type { Effect } from "effect"
+import type { Effect, Option } from "effect"
 import type { AuditQuery } from "../domain/AuditQuery.js"
 import type { AuditRecord, SealedRecord } from "../domain/AuditRecord.js"
 export type { AuditQuery } from "../domain/AuditQuery.js"
@@ -30,6 +30,13 @@ export interface IntegrityReport {
 
 /** The append-only, signed audit log: myclaw keeps its own record and cannot hide it. */
 export class AuditLog extends Context.Tag("myclaw/AuditLog")<AuditLog, {
+  /**
+   * Succeeds when a record could be appended now (the folder locked for writing, the key and the chains
+   * read); a turn checks it before it pays for a model, so that nothing runs that cannot be recorded.
+   */
+  readonly ready: Effect.Effect<void, AuditError>
+  /** Why the last append or readiness check failed, until one succeeds again; none while the log works. */
+  readonly lastFailure: Effect.Effect<Option.Option<AuditError>>
   /** Durable (per the fsync policy) when it succeeds; a failure means the action it records must not run. */
   readonly append: (record: AuditRecord) => Effect.Effect<void, AuditError>
   /** Newest first, across monthly files and archives. */

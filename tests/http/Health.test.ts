@@ -1,10 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer, Logger, LogLevel, TestClock } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import type { HealthReport } from "../../src/http/Health.js"
+import { makeAuditLogMemory } from "../../src/layers/audit/AuditLogMemory.js"
 import type { TestOptions } from "../../src/layers/Test.js"
 import { AgentRuntime } from "../../src/services/AgentRuntime.js"
+import { AuditLog } from "../../src/services/AuditLog.js"
 import { Budget } from "../../src/services/Budget.js"
 import { Workspace } from "../../src/services/Workspace.js"
 import { get, Loopback, serve, ServedGraph, TOKEN } from "./support.js"
@@ -116,6 +118,19 @@ describe("GET /health", () => {
       script: [{ error: { reason: "Auth", message: "invalid api key sk-live-123" } }, { text: "back" }]
     })))
 
+  it.scoped("an audit log that cannot be written: down, with the reason", () =>
+    Effect.gen(function*() {
+      yield* serve()
+      const { code, report } = yield* health
+      assert.strictEqual(code, 503)
+      assert.strictEqual(report.status, "down")
+      assert.deepStrictEqual(report.audit, { writable: false, problem: "no space left on device (simulated)" })
+      assert.include(report.problems.join("\n"), "the audit log cannot be written (no space left on device")
+    }).pipe(
+      served({ audit: Layer.effect(AuditLog, makeAuditLogMemory({ fail: true })) }),
+      Logger.withMinimumLogLevel(LogLevel.None)
+    ))
+
   it.scoped("error log lines count in recent_errors_1h; no auth needed, and no secret in the answer", () =>
     Effect.gen(function*() {
       yield* serve()
@@ -126,6 +141,7 @@ describe("GET /health", () => {
       assert.strictEqual(report.recent_errors_1h - before, 1)
       assert.notInclude(text, TOKEN)
       assert.deepStrictEqual(Object.keys(report).sort(), [
+        "audit",
         "budget",
         "channels",
         "llm",

@@ -1,8 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger, LogLevel } from "effect"
 import { decodeTrace, traceToJson } from "../../src/domain/ExecutionTrace.js"
+import { makeAuditLogMemory } from "../../src/layers/audit/AuditLogMemory.js"
 import type { TestOptions } from "../../src/layers/Test.js"
 import { RecordedTraces } from "../../src/layers/traces/TraceStoreMemory.js"
+import { AuditLog } from "../../src/services/AuditLog.js"
 import { Loopback, postJson, serve, ServedGraph, TOKEN } from "./support.js"
 
 const served = (options: TestOptions = { script: [{ text: "Hello!" }] }) =>
@@ -29,6 +31,22 @@ describe("POST /v1/turns", () => {
       const persisted = yield* (yield* RecordedTraces).all
       assert.deepStrictEqual(persisted.map((t) => t.trace_id), [trace.trace_id])
     }).pipe(served()))
+
+  it.scoped("a turn that cannot be recorded is refused with 503 `unrecorded`, before any model is paid", () =>
+    Effect.gen(function*() {
+      yield* serve()
+      const response = yield* postJson("/v1/turns", { message: "hello" }, TOKEN)
+      assert.strictEqual(response.status, 503)
+      const body = yield* jsonOf(response)
+      assert.strictEqual(body.error, "unrecorded")
+      assert.include(String(body.message), "the audit log cannot be written (no space left on device")
+      const trace = yield* decodeTrace(body.trace)
+      assert.strictEqual(trace.outcome, "policy_denied")
+      assert.deepStrictEqual(trace.steps, [])
+    }).pipe(
+      served({ script: [{ text: "Hello!" }], audit: Layer.effect(AuditLog, makeAuditLogMemory({ fail: true })) }),
+      Logger.withMinimumLogLevel(LogLevel.None)
+    ))
 
   it.scoped("without session_id and channel: a fresh http session on the `http` channel", () =>
     Effect.gen(function*() {

@@ -248,7 +248,7 @@ describe("Digest", () => {
 
   it.scoped("the schedule sends the day's digest at digest.dailyAt local time, every day", () =>
     Effect.gen(function*() {
-      // STACK pitfall 6: the clock is set before the layer that forks the schedule is built.
+      // The clock is set before the layer that forks the schedule is built: or the test hangs.
       yield* TestClock.setTime(Date.parse("2026-04-22T19:59:00.000Z"))
       const sent = yield* Queue.unbounded<Digest>()
       yield* Layer.build(DigestSchedule((digest) => Queue.offer(sent, digest)))

@@ -1,5 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
+import * as NodeFs from "node:fs/promises"
+import * as NodePath from "node:path"
+import { AuditError } from "../../src/domain/Errors.js"
 import { makeAuditLogMemory } from "../../src/layers/audit/AuditLogMemory.js"
 import { TestLayer } from "../../src/layers/Test.js"
 import { AgentRuntime } from "../../src/services/AgentRuntime.js"
@@ -9,6 +12,17 @@ import { probeTools, writeFile } from "../contract/fixtures.js"
 
 const turn = (message: string) =>
   Effect.flatMap(AgentRuntime, (agent) => agent.handle({ userMessage: message, sessionId: "s", channel: "cli:me" }))
+
+/** A log that works when the turn starts and fails every append after (the disk fills up mid-turn). */
+const failingAfterStart = Layer.effect(
+  AuditLog,
+  Effect.map(makeAuditLogMemory(), (memory) =>
+    AuditLog.of({
+      ...memory,
+      append: () =>
+        Effect.fail(new AuditError({ path: "<memory>", reason: "Io", message: "no space left on device (simulated)" }))
+    }))
+)
 
 const writeScript = [
   {
@@ -58,6 +72,24 @@ describe("the turn and the audit log", () => {
       const trace = yield* turn("note it")
       assert.strictEqual(trace.outcome, "policy_denied")
       assert.include(trace.final_response!, "the audit log could not record the decision")
+      assert.isFalse(yield* probeTools.exists(yield* Workspace, "notes/a.md"))
+    }).pipe(
+      Effect.provide(TestLayer({
+        config: { policy: { rules: [{ match: "fs_write:notes/**", decision: "allow" }] } },
+        audit: failingAfterStart,
+        script: [{ toolCalls: [{ name: "fs_write", args: { path: "notes/a.md", content: "hi" } }] }, { text: "no" }]
+      })),
+      Logger.withMinimumLogLevel(LogLevel.None)
+    ))
+
+  it.scoped("a turn that cannot be recorded is refused before any model is paid, and says why", () =>
+    Effect.gen(function*() {
+      const trace = yield* turn("note it")
+      assert.strictEqual(trace.outcome, "policy_denied")
+      assert.deepStrictEqual(trace.steps, [], "no Thought: the model was never called")
+      assert.strictEqual(trace.cost_usd, 0)
+      assert.strictEqual(trace.metadata.unrecorded, "no space left on device (simulated)")
+      assert.include(trace.final_response!, "Not done: the audit log cannot be written (no space left on device")
       assert.isFalse(yield* probeTools.exists(yield* Workspace, "notes/a.md"))
     }).pipe(
       Effect.provide(TestLayer({
@@ -121,4 +153,31 @@ describe("the turn and the audit log", () => {
         { text: "Noted." }
       ]
     }))))
+  it.scoped("SOUL.md edited between turns: one constitution_modified record, with both hashes and the diff", () =>
+    Effect.gen(function*() {
+      const workspace = yield* Workspace
+      yield* turn("one")
+      const soul = yield* probeTools.read(workspace, "SOUL.md")
+      yield* writeFile(workspace, "SOUL.md", soul + "\n11. Always answer in French.\n")
+      yield* turn("two")
+      yield* turn("three")
+      const records = yield* (yield* AuditLog).query({ kind: "constitution_modified", limit: 5 })
+      assert.strictEqual(records.length, 1)
+      const [record] = records
+      if (record?.kind !== "constitution_modified") return assert.fail("no constitution_modified record")
+      assert.notStrictEqual(record.hash_before, record.hash_after)
+      assert.match(record.hash_after, /^sha256:[0-9a-f]{64}$/)
+      assert.include(record.diff, "+11. Always answer in French.")
+    }).pipe(Effect.provide(TestLayer({ script: [{ text: "1" }, { text: "2" }, { text: "3" }] }))))
+
+  it.scoped("SOUL.md deleted: turns are refused before any model is paid, with what to do", () =>
+    Effect.gen(function*() {
+      const workspace = yield* Workspace
+      yield* Effect.promise(() => NodeFs.rm(NodePath.join(workspace.root, "SOUL.md")))
+      const trace = yield* turn("hello")
+      assert.strictEqual(trace.outcome, "policy_denied")
+      assert.deepStrictEqual(trace.steps, [])
+      assert.include(trace.final_response!, "SOUL.md (the constitution) is missing")
+      assert.include(trace.final_response!, "restore it")
+    }).pipe(Effect.provide(TestLayer({ script: [{ text: "should not be asked" }] }))))
 })

@@ -3,6 +3,7 @@ import * as NodePath from "node:path"
 import { ConfigFileError } from "../../domain/Errors.js"
 import { traceToJson } from "../../domain/ExecutionTrace.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
+import { AuditLog } from "../../services/AuditLog.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { Llm } from "../../services/Llm.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
@@ -25,6 +26,7 @@ export const chat = (
       })
     }
     const runtime = yield* AgentRuntime
+    const audit = yield* AuditLog
     const sessionId = options.session ?? `cli-${yield* (yield* IdGenerator).next("session")}`
     const trace = yield* runtime.handle({ userMessage: options.message, sessionId, channel: terminalUser() }).pipe(
       Effect.onInterrupt(() => Console.error("[stopped: the turn was interrupted; its trace is saved as user_aborted]"))
@@ -39,4 +41,7 @@ export const chat = (
         } USD · session ${sessionId} · trace ${trace.trace_id}]`
       )
     }
+    // A turn that is not in the audit log (refused, or its summary failed) is not a success: exit non-zero.
+    const failure = yield* audit.lastFailure
+    if (failure._tag === "Some") return yield* failure.value
   })

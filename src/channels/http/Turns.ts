@@ -2,6 +2,7 @@ import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@eff
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { TraceStoreError } from "../../domain/Errors.js"
 import { traceToJson } from "../../domain/ExecutionTrace.js"
+import { UNRECORDED } from "../../programs/turn/Messages.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 
@@ -64,6 +65,15 @@ export const makeTurns = Effect.gen(function*() {
         { error: "trace_store", ...encodeTraceStoreError(trace.left) },
         { status: 500 }
       )
+    }
+    const unrecorded = trace.right.metadata[UNRECORDED]
+    if (typeof unrecorded === "string") {
+      // Refused before any model was paid: the audit log cannot be written.
+      return HttpServerResponse.unsafeJson({
+        error: "unrecorded",
+        message: `the turn was not run: the audit log cannot be written (${unrecorded})`,
+        trace: JSON.parse(traceToJson(trace.right)) as unknown
+      }, { status: 503 })
     }
     return HttpServerResponse.text(traceToJson(trace.right), { contentType: "application/json" })
   })

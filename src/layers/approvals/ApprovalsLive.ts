@@ -13,7 +13,15 @@ import {
 import { AuditLog } from "../../services/AuditLog.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
-import { judgeStored, makeSessionSlots, newNonce, nonceHash, type Refusal, sameSecret } from "./Decisions.js"
+import {
+  judgeStored,
+  makeSessionSlots,
+  MaxPendingPerSession,
+  newNonce,
+  nonceHash,
+  type Refusal,
+  sameSecret
+} from "./Decisions.js"
 import { type Grant, grantEffectClass, makeGrants } from "./Grants.js"
 import {
   type ApprovalRecord,
@@ -27,8 +35,7 @@ import {
 import { denied, makeSettle, type Outcome } from "./Settle.js"
 import { ApprovalsStoreLive, makeApprovalStore, type StoredRequest } from "./Store.js"
 
-/** Further requests of a session are denied without asking while this many wait for an answer. */
-export const MaxPendingPerSession = 5
+export { MaxPendingPerSession } from "./Decisions.js"
 
 export { verifyApprovedArgs } from "../../domain/ArgsHash.js"
 

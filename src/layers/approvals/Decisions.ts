@@ -58,6 +58,9 @@ export const judgeStored = (
   return row.state === "consumed" && row.via !== null && answeredVias.has(row.via) ? "already_answered" : "expired"
 }
 
+/** Further requests of a session are denied without asking while this many wait for an answer. */
+export const MaxPendingPerSession = 5
+
 /** At most `max` requests wait at once in a session; a slot is taken before asking and given back after. */
 export const makeSessionSlots = (max: number) => {
   const taken = new Map<string, number>()

@@ -1,4 +1,17 @@
-import { Clock, Config, Deferred, Duration, Effect, Either, Layer, ParseResult, Queue, Scope } from "effect"
+import {
+  Clock,
+  Config,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  ParseResult,
+  Queue,
+  Ref,
+  Scope
+} from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type AuditRecord, decodeAuditRecord } from "../../domain/AuditRecord.js"
@@ -7,10 +20,11 @@ import { isInside } from "../../domain/Paths.js"
 import { AuditLog, type AuditQuery } from "../../services/AuditLog.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
+import { makeGroupCommit } from "../files/GroupCommit.js"
 import { makeAuditIndex } from "./Index.js"
 import { DAY_MS, type EpochKey, keyring, makeKeyStore, parseKeyFile } from "./Keys.js"
 import { verifyAuditDir } from "./Verify.js"
-import { IDLE_MS, type Job, makeWriter, runWriter, type Timer } from "./Writer.js"
+import { IDLE_MS, type Job, makeWriter, type Timer } from "./Writer.js"
 
 export interface AuditLogFileOptions {
   /** `<workspace>/.audit`: the monthly files, approvals.jsonl, workspace.jsonl, constitution.jsonl. */
@@ -57,7 +71,6 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
     const keys = makeKeyStore(keyDir)
     const checkpointFile = NodePath.join(keyDir, "audit-checkpoints.jsonl")
     const filesLock = yield* Effect.makeSemaphore(1)
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<Job>(), Queue.shutdown)
     const delays: Record<Timer, Duration.Duration> = {
       checkpoint: CHECKPOINT_INTERVAL,
       sync: SYNC_INTERVAL,
@@ -76,13 +89,13 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       filesLock,
       arm: (what) => Queue.offer(arms[what], undefined)
     })
-    yield* runWriter(queue, writer)
+    const commit = yield* makeGroupCommit<Job>({ step: writer.step, shutdown: writer.shutdown })
     // Each timer sleeps only once armed by a write, so an idle log schedules nothing.
     for (const what of ["checkpoint", "sync", "release"] as const) {
       yield* Effect.forkScoped(Effect.forever(
         Queue.take(arms[what]).pipe(
           Effect.zipRight(Effect.sleep(delays[what])),
-          Effect.zipRight(Queue.offer(queue, { _tag: "Tick", what }))
+          Effect.zipRight(commit.offer({ _tag: "Tick", what }))
         )
       ))
     }
@@ -90,7 +103,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
     yield* Effect.forkScoped(Effect.forever(
       Clock.currentTimeMillis.pipe(
         Effect.flatMap((now) => Effect.sleep(Duration.millis(DAY_MS - (now % DAY_MS)))),
-        Effect.zipRight(Queue.offer(queue, { _tag: "Tick", what: "epoch" }))
+        Effect.zipRight(commit.offer({ _tag: "Tick", what: "epoch" }))
       )
     ))
 
@@ -110,15 +123,22 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
           cause: decoded.left
         })
       }
-      const done = yield* Deferred.make<void, AuditError>()
-      // Queued before the log closes, a record is written by the last drain; after, it is refused. No race here:
-      // callers append from uninterruptible regions (a turn's last record), where a race's loser never stops.
-      if (yield* Queue.isShutdown(queue)) {
-        return yield* new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
-      }
-      yield* Queue.offer(queue, { _tag: "Append", record: decoded.right, done })
-      yield* Deferred.await(done)
+      // Queued before the log closes, a record is written by the last drain; after, it is refused.
+      yield* watched(commit.request<void, AuditError>(
+        (done) => ({ _tag: "Append", record: decoded.right, done }),
+        closed
+      ))
     })
+
+    const failure = yield* Ref.make(Option.none<AuditError>())
+    const watched = <A>(effect: Effect.Effect<A, AuditError>) =>
+      effect.pipe(
+        Effect.tap(() => Ref.set(failure, Option.none())),
+        Effect.tapError((error) => Ref.set(failure, Option.some(error)))
+      )
+    const closed = () => new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
+
+    const ready = watched(commit.request<void, AuditError>((done) => ({ _tag: "Probe", done }), closed))
 
     const query = Effect.fn("AuditLog.query")(function*(query: AuditQuery) {
       const { query: run } = yield* index
@@ -127,8 +147,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
 
     const snapshot = Effect.gen(function*() {
       const done = yield* Deferred.make<ReadonlyMap<string, number>>()
-      if (yield* Queue.isShutdown(queue)) return new Map<string, number>()
-      yield* Queue.offer(queue, { _tag: "Snapshot", done })
+      if (!(yield* commit.offer({ _tag: "Snapshot", done }))) return new Map<string, number>()
       return yield* Deferred.await(done)
     })
 
@@ -161,7 +180,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       }))
     })
 
-    return AuditLog.of({ append, query, verifyIntegrity })
+    return AuditLog.of({ ready, lastFailure: Ref.get(failure), append, query, verifyIntegrity })
   })
 
 /** `MYCLAW_KEY_DIR`, by default `<workspace>/../.myclaw-keys/<workspace folder name>`: outside the workspace. */
@@ -171,6 +190,25 @@ export const auditKeyDir = (workspaceRoot: string) =>
       NodePath.join(NodePath.dirname(workspaceRoot), ".myclaw-keys", NodePath.basename(workspaceRoot))
     )
   )
+
+/**
+ * The audit log for read-only commands (verify, query): a workspace without `.audit/` is an error naming it,
+ * never a new empty log that verifies clean.
+ */
+export const AuditLogExisting = Layer.scoped(
+  AuditLog,
+  Effect.gen(function*() {
+    const workspace = yield* Workspace
+    const { config } = yield* MyclawConfig
+    const auditDir = NodePath.join(workspace.root, ".audit")
+    const exists = yield* Effect.promise(() => NodeFs.stat(auditDir).then((s) => s.isDirectory(), () => false))
+    if (!exists) {
+      return yield* new AuditError({ path: auditDir, reason: "Io", message: "no audit log here (check MYCLAW_HOME)" })
+    }
+    const keyDir = yield* auditKeyDir(workspace.root)
+    return yield* makeAuditLogFile({ auditDir, keyDir: NodePath.resolve(keyDir), fsync: config.audit.fsync })
+  })
+)
 
 /** The file audit log of the workspace (`<workspace>/.audit`), with `audit.fsync` from the configuration. */
 export const AuditLogFile = Layer.scoped(

@@ -1,4 +1,4 @@
-import { Clock, Deferred, Effect, Exit, Option, Queue, Ref, Scope } from "effect"
+import { Clock, Deferred, Effect, Exit, Option, Ref, Scope } from "effect"
 import { auditFileOf } from "../../domain/AuditQuery.js"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
@@ -9,7 +9,7 @@ import { loadHeads, newHead, type Repair } from "./Heads.js"
 import { epochOf, type KeyStore } from "./Keys.js"
 import { compressMonth } from "./Rotation.js"
 import { chainOfFile, MONTHLY_CHAIN } from "./Seal.js"
-import { acquireWriterLock } from "./WriterLock.js"
+import { acquireWriterLock, handoffRequested } from "./WriterLock.js"
 
 /**
  * The single writer: every append goes through one queue and one fiber, so lines never interleave and each
@@ -25,6 +25,7 @@ export type Job =
   | { readonly _tag: "Append"; readonly record: AuditRecord; readonly done: Deferred.Deferred<void, AuditError> }
   | { readonly _tag: "Tick"; readonly what: Timer | "epoch" }
   | { readonly _tag: "Snapshot"; readonly done: Deferred.Deferred<ReadonlyMap<string, number>> }
+  | { readonly _tag: "Probe"; readonly done: Deferred.Deferred<void, AuditError> }
 
 type Append = Extract<Job, { _tag: "Append" }>
 export type Timer = "checkpoint" | "sync" | "release"
@@ -206,6 +207,9 @@ export const makeWriter = (options: WriterOptions) =>
         }
       }).pipe(Effect.catchAll((error) => Effect.logError(`audit: ${what}: ${error.message}`)))
 
+    /** Opens a writing session if there is none, as an append would, and lets it go when idle. */
+    const probe = Effect.zipRight(ready, options.arm("release"))
+
     const snapshot = Effect.map(Ref.get(session), (current) => {
       const sizes = new Map<string, number>()
       if (Option.isNone(current)) return sizes
@@ -225,27 +229,18 @@ export const makeWriter = (options: WriterOptions) =>
           } else {
             for (const job of appends) yield* Deferred.done(job.done, exit)
           }
+          // Another process is waiting to write: hand the folder over after this batch.
+          const current = yield* Ref.get(session)
+          if (Option.isSome(current) && handoffRequested(auditDir)) yield* close(current.value)
         }
         for (const job of jobs) {
           if (job._tag === "Tick") yield* tick(job.what)
           if (job._tag === "Snapshot") yield* Deferred.complete(job.done, snapshot)
+          if (job._tag === "Probe") yield* Deferred.complete(job.done, probe)
         }
       })
 
     const shutdown = Effect.flatMap(Ref.get(session), Option.match({ onNone: () => Effect.void, onSome: close }))
 
     return { step, shutdown } as const
-  })
-
-/** The writer fiber: takes whatever is queued, as one batch, until the scope closes; then drains and shuts down. */
-export const runWriter = (queue: Queue.Queue<Job>, writer: Effect.Effect.Success<ReturnType<typeof makeWriter>>) =>
-  Effect.gen(function*() {
-    const drain: Effect.Effect<void> = Effect.flatMap(
-      Queue.takeAll(queue),
-      (rest) => rest.length === 0 ? Queue.shutdown(queue) : Effect.zipRight(writer.step([...rest]), drain)
-    )
-    yield* Effect.addFinalizer(() => Effect.zipRight(drain, writer.shutdown))
-    yield* Effect.forkScoped(Effect.forever(
-      Effect.flatMap(Queue.takeBetween(queue, 1, 10_000), (jobs) => Effect.uninterruptible(writer.step([...jobs])))
-    ))
   })

@@ -1,4 +1,4 @@
-import { DateTime, Deferred, Effect, Layer, Queue, Schema } from "effect"
+import { DateTime, Deferred, Effect, Exit, Layer, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
@@ -6,14 +6,21 @@ import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { type PastTurn, pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
+import { makeGroupCommit } from "../files/GroupCommit.js"
+import { loadRecentTurns, saveSnapshot } from "./RecentTurns.js"
 
-interface Pending {
-  readonly file: string
-  readonly line: string
-  readonly done: Deferred.Deferred<void, TraceStoreError>
-}
+type Job =
+  | {
+    readonly _tag: "Write"
+    readonly file: string
+    readonly line: string
+    readonly sessionId: string
+    readonly turn: PastTurn
+    readonly done: Deferred.Deferred<void, TraceStoreError>
+  }
+  | { readonly _tag: "Sync" }
+type Write = Extract<Job, { _tag: "Write" }>
 
-const KEEP_TURNS = 20
 const decodeTraceEither = Schema.decodeUnknownEither(ExecutionTrace)
 
 const ioError = (path: string, what?: string) => (error: unknown) =>
@@ -26,8 +33,8 @@ const ioError = (path: string, what?: string) => (error: unknown) =>
 
 /** Under `fsync: "batch"`, how often written traces are synced to the disk. */
 const SYNC_INTERVAL = "200 millis"
-/** Sessions whose recent turns are kept in memory; the least recently used beyond this are forgotten. */
-const MAX_SESSIONS = 10_000
+/** How many written traces between two snapshots of the recent turns. */
+const SNAPSHOT_EVERY = 256
 
 /**
  * Closed traces as JSON lines in `<workspace>/.audit/traces/YYYY-MM.jsonl`, appended by one writer fiber
@@ -42,32 +49,68 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       try: () => NodeFs.mkdir(dir, { recursive: true }),
       catch: ioError(dir)
     })
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<Pending>(), Queue.shutdown)
     const handles = new Map<string, NodeFs.FileHandle>()
     const unsynced = new Set<NodeFs.FileHandle>()
 
-    const handleFor = async (file: string) => {
-      const open = handles.get(file)
-      if (open !== undefined) return open
-      for (const [other, handle] of handles) {
-        if (unsynced.delete(handle)) await handle.datasync()
+    const closeHandles = async () => {
+      for (const [file, handle] of handles) {
+        handles.delete(file)
+        unsynced.delete(handle)
         await handle.close()
-        handles.delete(other)
       }
-      const handle = await NodeFs.open(file, "a")
-      handles.set(file, handle)
-      return handle
     }
 
+    const handleFor = (file: string) =>
+      Effect.gen(function*() {
+        const open = handles.get(file)
+        if (open !== undefined) return open
+        yield* Effect.tryPromise({
+          try: async () => {
+            for (const handle of unsynced) await handle.datasync()
+            await closeHandles()
+          },
+          catch: ioError(dir, "cannot close the previous month's traces")
+        })
+        const torn = yield* repairTornTail(file)
+        if (torn > 0) {
+          yield* Effect.logWarning(
+            `${file}: a torn last line (${torn} bytes, a write cut short) was moved to ${file}.torn`
+          )
+        }
+        const handle = yield* Effect.tryPromise({
+          try: () => NodeFs.open(file, "a"),
+          catch: ioError(file, "cannot open the traces")
+        })
+        handles.set(file, handle)
+        return handle
+      })
+
+    const { offsets: loaded, recent } = yield* loadRecentTurns(dir)
+    // How far each file is reflected in `recent`: advanced only while this store is the file's only writer.
+    const offsets = new Map(Object.entries(loaded))
+    let sinceSnapshot = 0
+
     const append = (file: string, lines: string) =>
-      Effect.tryPromise({
-        try: async () => {
-          const handle = await handleFor(file)
-          await handle.appendFile(lines)
-          if (fsync === "always") await handle.datasync()
-          else unsynced.add(handle)
-        },
-        catch: ioError(file, "cannot append the trace")
+      Effect.gen(function*() {
+        const handle = yield* handleFor(file)
+        const name = NodePath.basename(file)
+        yield* Effect.tryPromise({
+          try: async () => {
+            const { size } = await handle.stat()
+            await handle.appendFile(lines)
+            if (offsets.get(name) === size || (size === 0 && !offsets.has(name))) {
+              offsets.set(name, size + Buffer.byteLength(lines))
+            } else {
+              // Another process wrote here too: the next start reads this file from its beginning.
+              offsets.delete(name)
+            }
+          },
+          catch: ioError(file, "cannot append the trace")
+        }).pipe(
+          // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
+          Effect.tapError(() => Effect.promise(() => closeHandles().catch(() => undefined)))
+        )
+        unsynced.add(handle)
       })
 
     const sync = Effect.tryPromise({
@@ -77,102 +120,132 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         await Promise.all(pending.map((handle) => handle.datasync()))
       },
       catch: ioError(dir, "cannot sync the traces")
-    }).pipe(Effect.catchAll((error) => Effect.logError(error.message)))
-
-    const writeBatch = (batch: ReadonlyArray<Pending>) => {
-      const byFile = new Map<string, Array<Pending>>()
-      for (const item of batch) {
-        const group = byFile.get(item.file)
-        if (group === undefined) byFile.set(item.file, [item])
-        else group.push(item)
-      }
-      return Effect.forEach(byFile, ([file, items]) =>
-        append(file, items.map((item) => item.line).join("")).pipe(
-          Effect.exit,
-          Effect.flatMap((exit) => Effect.forEach(items, (item) => Deferred.done(item.done, exit)))
-        ), { discard: true })
-    }
-
-    const writer = Effect.gen(function*() {
-      const first = yield* Queue.take(queue)
-      const batch = fsync === "always" ? [first] : [first, ...(yield* Queue.takeAll(queue))]
-      yield* Effect.uninterruptible(writeBatch(batch))
     })
-    // Finalizers run in reverse: the writer and the syncer stop first, then what is still queued is
-    // written, synced, and the file closed.
-    yield* Effect.addFinalizer(() =>
-      Queue.takeAll(queue).pipe(
-        Effect.flatMap((rest) => writeBatch([...rest])),
-        Effect.zipRight(sync),
-        Effect.zipRight(Effect.promise(() => Promise.all([...handles.values()].map((handle) => handle.close())))),
-        Effect.ignore
+
+    /**
+     * One batch: each month's lines in one write; under `"always"` one sync covers the batch before any
+     * `persist` of it returns.
+     */
+    const step = (jobs: ReadonlyArray<Job>) =>
+      Effect.gen(function*() {
+        const byFile = new Map<string, Array<Write>>()
+        let syncAsked = false
+        for (const job of jobs) {
+          if (job._tag === "Sync") {
+            syncAsked = true
+            continue
+          }
+          const group = byFile.get(job.file)
+          if (group === undefined) byFile.set(job.file, [job])
+          else group.push(job)
+        }
+        const outcomes: Array<readonly [ReadonlyArray<Write>, Exit.Exit<void, TraceStoreError>]> = []
+        for (const [file, items] of byFile) {
+          outcomes.push([items, yield* Effect.exit(append(file, items.map((item) => item.line).join("")))])
+        }
+        if (fsync === "always" && outcomes.length > 0) {
+          const synced = yield* Effect.exit(sync)
+          for (let i = 0; i < outcomes.length; i++) {
+            if (Exit.isSuccess(outcomes[i]![1])) outcomes[i] = [outcomes[i]![0], synced]
+          }
+        } else if (syncAsked) {
+          yield* sync.pipe(Effect.catchAll((error) => Effect.logError(error.message)))
+        }
+        for (const [items, exit] of outcomes) {
+          if (Exit.isSuccess(exit)) {
+            for (const item of items) recent.add(item.sessionId, item.turn)
+            sinceSnapshot += items.length
+          }
+        }
+        if (sinceSnapshot >= SNAPSHOT_EVERY) {
+          sinceSnapshot = 0
+          yield* saveSnapshot(dir, recent, offsets)
+        }
+        for (const [items, exit] of outcomes) {
+          for (const item of items) yield* Deferred.done(item.done, exit)
+        }
+      })
+
+    const commit = yield* makeGroupCommit<Job>({
+      step,
+      shutdown: sync.pipe(
+        Effect.zipRight(Effect.suspend(() => saveSnapshot(dir, recent, offsets))),
+        Effect.zipRight(Effect.promise(closeHandles)),
+        Effect.catchAll((error) => Effect.logError(error.message)),
+        Effect.catchAllDefect((defect) => Effect.logError("closing the traces", defect))
       )
-    )
-    yield* Effect.forkScoped(Effect.forever(writer))
+    })
     if (fsync === "batch") {
       yield* Effect.forkScoped(
-        Effect.forever(Effect.zipRight(Effect.sleep(SYNC_INTERVAL), Effect.uninterruptible(sync)))
+        Effect.forever(Effect.zipRight(Effect.sleep(SYNC_INTERVAL), commit.offer({ _tag: "Sync" })))
       )
-    }
-
-    const sessions = yield* loadRecentSessions(dir)
-    const remember = (trace: ExecutionTrace) => {
-      const turns = sessions.get(trace.session_id) ?? []
-      turns.push(pastTurnOf(trace))
-      if (turns.length > KEEP_TURNS) turns.shift()
-      sessions.delete(trace.session_id)
-      sessions.set(trace.session_id, turns)
-      if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!)
     }
 
     const persist = (trace: ExecutionTrace) =>
       Effect.gen(function*() {
         const file = NodePath.join(dir, `${DateTime.formatIso(trace.started_at).slice(0, 7)}.jsonl`)
-        const done = yield* Deferred.make<void, TraceStoreError>()
-        yield* Queue.offer(queue, { file, line: traceToJson(trace) + "\n", done })
-        yield* Deferred.await(done)
-        remember(trace)
+        yield* commit.request<void, TraceStoreError>(
+          (done) => ({
+            _tag: "Write",
+            file,
+            line: traceToJson(trace) + "\n",
+            sessionId: trace.session_id,
+            turn: pastTurnOf(trace),
+            done
+          }),
+          () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
+        )
       })
 
-    const recentTurns = (sessionId: string, limit: number) =>
-      Effect.sync(() => sessions.get(sessionId)?.slice(-limit) ?? [])
+    const recentTurns = (sessionId: string, limit: number) => Effect.sync(() => recent.get(sessionId, limit))
 
     return TraceStore.of({ persist, recentTurns })
   })
 
 /**
- * The last turns of every session seen in the two newest monthly files, read once at start so that a turn
- * never scans the files; sessions idle for longer start without verbatim history.
+ * Cuts a last line without its newline (a write cut short by a crash) off the end of `file` and appends it to
+ * `<file>.torn`, so the next trace starts on a line of its own and the fragment is kept for inspection.
+ * Returns how many bytes were moved.
  */
-const loadRecentSessions = (dir: string) =>
-  Effect.gen(function*() {
-    const sessions = new Map<string, Array<PastTurn>>()
-    const names = yield* Effect.tryPromise({
-      try: () => NodeFs.readdir(dir),
-      catch: ioError(dir)
-    })
-    for (const name of names.filter((n) => /^\d{4}-\d{2}\.jsonl$/.test(n)).sort().slice(-2)) {
-      const file = NodePath.join(dir, name)
-      const text = yield* Effect.tryPromise({
-        try: () => NodeFs.readFile(file, "utf8"),
-        catch: ioError(file)
+export const repairTornTail = (file: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const handle = await NodeFs.open(file, "r+").catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return undefined
+        throw error
       })
-      let unreadable = 0
-      for (const line of text.split("\n")) {
-        if (line === "") continue
-        const trace = parseTrace(line)
-        if (trace === undefined) {
-          unreadable++
-          continue
+      if (handle === undefined) return 0
+      try {
+        const { size } = await handle.stat()
+        if (size === 0) return 0
+        const last = Buffer.alloc(1)
+        await handle.read(last, 0, 1, size - 1)
+        if (last[0] === 0x0a) return 0
+        // Back from the end, a chunk at a time, to the last newline.
+        const chunk = Buffer.alloc(64 * 1024)
+        let end = size
+        let cut = 0
+        while (end > 0) {
+          const start = Math.max(0, end - chunk.length)
+          const { bytesRead } = await handle.read(chunk, 0, end - start, start)
+          const newline = chunk.subarray(0, bytesRead).lastIndexOf(0x0a)
+          if (newline >= 0) {
+            cut = start + newline + 1
+            break
+          }
+          end = start
         }
-        const turns = sessions.get(trace.session_id) ?? []
-        turns.push(pastTurnOf(trace))
-        if (turns.length > KEEP_TURNS) turns.shift()
-        sessions.set(trace.session_id, turns)
+        const fragment = Buffer.alloc(size - cut)
+        await handle.read(fragment, 0, fragment.length, cut)
+        await NodeFs.appendFile(`${file}.torn`, Buffer.concat([fragment, Buffer.from("\n")]))
+        await handle.truncate(cut)
+        await handle.datasync()
+        return fragment.length
+      } finally {
+        await handle.close()
       }
-      if (unreadable > 0) yield* Effect.logWarning(`${file}: ${unreadable} lines are not traces and were skipped`)
-    }
-    return sessions
+    },
+    catch: ioError(file, "cannot repair a torn last line")
   })
 
 const parseTrace = (line: string): ExecutionTrace | undefined => {

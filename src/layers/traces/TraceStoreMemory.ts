@@ -1,23 +1,30 @@
 import { Context, Effect, Layer } from "effect"
+import { TraceStoreError } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { pastTurnOf, TraceStore } from "../../services/TraceStore.js"
+import { lastTurns } from "./Recent.js"
 
 /** What an in-memory trace store holds, for tests to inspect. */
 export class RecordedTraces extends Context.Tag("myclaw/RecordedTraces")<RecordedTraces, {
   readonly all: Effect.Effect<ReadonlyArray<ExecutionTrace>>
 }>() {}
 
-/** Traces kept in memory: for tests and for embedding without a workspace. */
-export const TraceStoreMemory = Layer.effectContext(
+/** Traces kept in memory: for tests and for embedding without a workspace. Closed with its layer, like a file. */
+export const TraceStoreMemory = Layer.scopedContext(
   Effect.gen(function*() {
     const traces: Array<ExecutionTrace> = []
+    let closed = false
+    yield* Effect.addFinalizer(() => Effect.sync(() => void (closed = true)))
     const store = TraceStore.of({
-      persist: (trace) => Effect.sync(() => void traces.push(trace)),
+      persist: (trace) =>
+        Effect.suspend(() =>
+          closed
+            ? Effect.fail(new TraceStoreError({ path: "<memory>", reason: "Io", message: "the trace store is closed" }))
+            : Effect.sync(() => void traces.push(trace))
+        ),
       recentTurns: (sessionId, limit) =>
         Effect.sync(() =>
-          traces
-            .filter((trace) => trace.session_id === sessionId)
-            .slice(-limit)
+          lastTurns(traces.filter((trace) => trace.session_id === sessionId), limit)
             .map(pastTurnOf)
         )
     })

@@ -9,8 +9,11 @@ import { defaultWorkspaceFiles } from "./WorkspaceDefaults.js"
 const escape = (path: string, root: string) =>
   new PathEscapeError({ path, message: `path "${path}" resolves outside the workspace ${root}` })
 
-/** Builds the Workspace service for a folder, creating it with the default files when it is new. */
-export const makeWorkspace = (home: string) =>
+/**
+ * Builds the Workspace service for a folder, creating it with the default files when it is new; with
+ * `create: false` (read-only commands) a missing folder is an error and nothing is written.
+ */
+export const makeWorkspace = (home: string, options: { readonly create: boolean } = { create: true }) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const fail = (path: string) => (cause: PlatformError.PlatformError) =>
@@ -20,9 +23,20 @@ export const makeWorkspace = (home: string) =>
         message: `cannot prepare the workspace: ${messageOf(cause)}`,
         cause
       })
-    yield* fs.makeDirectory(NodePath.join(home, ".audit"), { recursive: true }).pipe(Effect.mapError(fail(home)))
+    if (!options.create) {
+      const exists = yield* fs.exists(home).pipe(Effect.orElseSucceed(() => false))
+      if (!exists) {
+        return yield* new WorkspaceError({
+          path: home,
+          reason: "Io",
+          message: "no workspace here (check MYCLAW_HOME); a read-only command creates nothing"
+        })
+      }
+    } else {
+      yield* fs.makeDirectory(NodePath.join(home, ".audit"), { recursive: true }).pipe(Effect.mapError(fail(home)))
+    }
     const root = yield* fs.realPath(home).pipe(Effect.mapError(fail(home)))
-    for (const [name, content] of defaultWorkspaceFiles) {
+    for (const [name, content] of options.create ? defaultWorkspaceFiles : []) {
       const file = NodePath.join(root, name)
       if (!(yield* fs.exists(file).pipe(Effect.mapError(fail(file))))) {
         yield* fs.writeFileString(file, content).pipe(Effect.mapError(fail(file)))
@@ -95,4 +109,10 @@ export const WorkspaceHome = Config.string("MYCLAW_HOME").pipe(Config.withDefaul
 export const WorkspaceLive = Layer.effect(
   Workspace,
   Effect.flatMap(WorkspaceHome, (home) => makeWorkspace(NodePath.resolve(home)))
+)
+
+/** The workspace at `MYCLAW_HOME` for read-only commands: it must exist, and nothing is created in it. */
+export const WorkspaceExisting = Layer.effect(
+  Workspace,
+  Effect.flatMap(WorkspaceHome, (home) => makeWorkspace(NodePath.resolve(home), { create: false }))
 )

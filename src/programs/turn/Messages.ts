@@ -27,6 +27,13 @@ export const llmFailureMessage = (error: LlmError): string =>
 export const stepsExhaustedMessage = (maxSteps: number): string =>
   `I stopped after ${maxSteps} steps without reaching an answer.`
 
+/** The metadata key of a turn refused because its audit record could not be written. */
+export const UNRECORDED = "unrecorded"
+
+export const unrecordedMessage = (reason: string): string =>
+  `Not done: the audit log cannot be written (${reason}), and myclaw does not act without a record. ` +
+  "Nothing was sent to a model; `myclaw doctor` and /health say what to fix."
+
 export const invalidStreakMessage = "I stopped: the model made two invalid tool calls in a row."
 
 /** How a call that did not run ends the turn (an invalid call does not, unless it is the second in a row). */

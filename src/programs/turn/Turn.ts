@@ -3,6 +3,7 @@ import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { Outcome } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
+import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
@@ -17,7 +18,9 @@ import {
   invalidStreakMessage,
   llmFailureMessage,
   softCapNotice,
-  stepsExhaustedMessage
+  stepsExhaustedMessage,
+  UNRECORDED,
+  unrecordedMessage
 } from "./Messages.js"
 import { provenanceOf } from "./Provenance.js"
 import { think } from "./Think.js"
@@ -46,6 +49,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
   const registry = yield* ToolRegistry
   const promptBuilder = yield* PromptBuilder
   const sink = yield* TraceSink
+  const audit = yield* AuditLog
   const traceId = yield* (yield* IdGenerator).next("trace")
   const state = yield* Ref.make(TurnState.start(input, traceId, yield* Clock.currentTimeMillis))
   const update = (f: (state: TurnState.TurnState) => TurnState.TurnState) => Ref.update(state, f)
@@ -167,7 +171,23 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
   })
 
   const loop = Effect.gen(function*() {
-    const prompt = yield* promptBuilder.build({ sessionId: input.sessionId, userMessage: input.userMessage })
+    // Refused before any model is paid: a turn that cannot be recorded does not run.
+    const ready = yield* Effect.either(audit.ready)
+    if (ready._tag === "Left") {
+      yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
+      return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
+    }
+    const built = yield* Effect.either(
+      promptBuilder.build({ sessionId: input.sessionId, userMessage: input.userMessage })
+    )
+    if (built._tag === "Left") {
+      const error = built.left
+      if (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") {
+        return { outcome: "policy_denied", response: `Not done: ${error.message}.` } as const
+      }
+      return yield* error
+    }
+    const prompt = built.right
     yield* update((current) => TurnState.prompted(current, prompt))
     for (let n = 0; n < config.maxSteps; n++) {
       const next = yield* step

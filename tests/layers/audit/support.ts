@@ -21,7 +21,7 @@ export const makeDirs = Effect.gen(function*() {
   return { root, auditDir: NodePath.join(root, "ws", ".audit"), keyDir: NodePath.join(root, "keys") } satisfies Dirs
 })
 
-/** Sets the test clock first (STACK pitfall 6), then opens a log; `close` ends it as a stop of myclaw would. */
+/** Sets the test clock first (a schedule forked before it would hang the test), then opens a log; `close` ends it as a stop of myclaw would. */
 export const openLog = (dirs: Dirs, fsync: "always" | "batch" = "always") =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()

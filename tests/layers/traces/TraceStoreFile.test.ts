@@ -3,7 +3,7 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, layer } from "@effect/vitest"
 import { Array as Arr, DateTime, Effect, Logger, LogLevel } from "effect"
 import * as NodePath from "node:path"
-import { decodeTrace, type ExecutionTrace } from "../../../src/domain/ExecutionTrace.js"
+import { decodeTrace, type ExecutionTrace, traceToJson } from "../../../src/domain/ExecutionTrace.js"
 import { makeTraceStoreFile, readTraces } from "../../../src/layers/traces/TraceStoreFile.js"
 
 const makeTrace = (id: string, session: string, startedAt = "2025-03-14T12:00:00.000Z"): ExecutionTrace => ({
@@ -20,6 +20,11 @@ const makeTrace = (id: string, session: string, startedAt = "2025-03-14T12:00:00
   outcome: "success",
   metadata: {}
 })
+
+const traceLine = (trace: ExecutionTrace) => traceToJson(trace) + "\n"
+
+const captureLogs = (into: Array<string>) =>
+  Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => into.push(String(message))))
 
 const turn = (id: string) => ({ userMessage: `question ${id}`, finalResponse: `answer ${id}` })
 
@@ -66,6 +71,21 @@ for (const fsync of ["always", "batch"] as const) {
           assert.deepStrictEqual(yield* second.recentTurns("nobody", 3), [])
         }))
 
+      it.scoped("a turn's taint sources come back with its history, from memory and from the file", () =>
+        Effect.gen(function*() {
+          const dir = yield* tempDir
+          const first = yield* makeTraceStoreFile(dir, fsync)
+          yield* first.persist({ ...makeTrace("a-1", "alice"), metadata: { taint_sources: ["file:inbox.md"] } })
+          yield* first.persist(makeTrace("a-2", "alice"))
+          const expected = [
+            { ...turn("a-1"), taintedBy: ["file:inbox.md"], answeredAt: "2025-03-14T12:00:00.000Z" },
+            turn("a-2")
+          ]
+          assert.deepStrictEqual(yield* first.recentTurns("alice", 5), expected)
+          const second = yield* makeTraceStoreFile(dir, fsync)
+          assert.deepStrictEqual(yield* second.recentTurns("alice", 5), expected)
+        }))
+
       it.scoped("a trace goes to the file of the month it started in (UTC)", () =>
         Effect.gen(function*() {
           const dir = yield* tempDir
@@ -99,6 +119,85 @@ for (const fsync of ["always", "batch"] as const) {
           assert.deepStrictEqual(yield* reopened.recentTurns("s", 5), [turn("t-1")])
         }))
 
+      it.scoped("at start only what was appended since the last snapshot is read, not the whole history", () =>
+        Effect.gen(function*() {
+          const dir = yield* tempDir
+          const fs = yield* FileSystem.FileSystem
+          const file = NodePath.join(dir, "2025-03.jsonl")
+          yield* Effect.scoped(Effect.gen(function*() {
+            const first = yield* makeTraceStoreFile(dir, fsync)
+            for (let i = 1; i <= 3; i++) yield* first.persist(makeTrace(`a-${i}`, "alice"))
+          }))
+          assert.isTrue(yield* fs.exists(NodePath.join(dir, "recent.json")), "the snapshot is written at close")
+          // Blank out what the snapshot covers: a start that read the file again would lose these turns.
+          const covered = (yield* fs.readFileString(file)).length
+          const appended = traceLine(makeTrace("a-4", "alice"))
+          yield* fs.writeFileString(file, " ".repeat(covered - 1) + "\n" + appended)
+          const second = yield* makeTraceStoreFile(dir, fsync).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+          assert.deepStrictEqual(yield* second.recentTurns("alice", 10), [
+            turn("a-1"),
+            turn("a-2"),
+            turn("a-3"),
+            turn("a-4")
+          ])
+        }))
+
+      it.scoped("a snapshot the files contradict (a file shorter than it says) is ignored: the files win", () =>
+        Effect.gen(function*() {
+          const dir = yield* tempDir
+          const fs = yield* FileSystem.FileSystem
+          yield* Effect.scoped(Effect.gen(function*() {
+            const first = yield* makeTraceStoreFile(dir, fsync)
+            for (let i = 1; i <= 3; i++) yield* first.persist(makeTrace(`a-${i}`, "alice"))
+          }))
+          yield* fs.writeFileString(NodePath.join(dir, "2025-03.jsonl"), traceLine(makeTrace("b-1", "bob")))
+          const second = yield* makeTraceStoreFile(dir, fsync)
+          assert.deepStrictEqual(yield* second.recentTurns("bob", 10), [turn("b-1")])
+          assert.deepStrictEqual(yield* second.recentTurns("alice", 10), [])
+        }))
+
+      it.scoped("recentTurns with a limit of 0 gives no turns", () =>
+        Effect.gen(function*() {
+          const store = yield* makeTraceStoreFile(yield* tempDir, fsync)
+          yield* store.persist(makeTrace("a-1", "alice"))
+          assert.deepStrictEqual(yield* store.recentTurns("alice", 0), [])
+        }))
+
+      it.scoped("a torn last line is moved to <month>.jsonl.torn, so the next trace is not glued to it", () =>
+        Effect.gen(function*() {
+          const dir = yield* tempDir
+          const fs = yield* FileSystem.FileSystem
+          const file = NodePath.join(dir, "2025-03.jsonl")
+          const whole = traceLine(makeTrace("t-0", "s"))
+          const fragment = traceLine(makeTrace("t-torn", "s")).slice(0, 1500)
+          yield* fs.writeFileString(file, whole + fragment)
+          const logs: Array<string> = []
+          const store = yield* makeTraceStoreFile(dir, fsync).pipe(Effect.provide(captureLogs(logs)))
+          yield* store.persist(makeTrace("t-1", "s")).pipe(Effect.provide(captureLogs(logs)))
+          const lines = yield* readLines(file)
+          const ids = yield* Effect.forEach(
+            lines,
+            (line) => Effect.map(decodeTrace(JSON.parse(line)), (t) => t.trace_id)
+          )
+          assert.deepStrictEqual(ids, ["t-0", "t-1"])
+          assert.strictEqual(yield* fs.readFileString(`${file}.torn`), fragment + "\n")
+          assert.isTrue(logs.some((line) => line.includes("torn last line (1500 bytes") && line.includes(file)))
+          const reopened = yield* makeTraceStoreFile(dir, fsync)
+          assert.deepStrictEqual(yield* reopened.recentTurns("s", 5), [turn("t-0"), turn("t-1")])
+        }))
+
+      it.scoped("a file holding only a fragment is cut to nothing", () =>
+        Effect.gen(function*() {
+          const dir = yield* tempDir
+          const fs = yield* FileSystem.FileSystem
+          const file = NodePath.join(dir, "2025-03.jsonl")
+          yield* fs.writeFileString(file, "{\"trace_id\":\"t-")
+          const store = yield* makeTraceStoreFile(dir, fsync).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+          yield* store.persist(makeTrace("t-1", "s")).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+          assert.strictEqual((yield* readLines(file)).length, 1)
+          assert.strictEqual(yield* fs.readFileString(`${file}.torn`), "{\"trace_id\":\"t-\n")
+        }))
+
       it.scoped("persist fails with a TraceStoreError when the file cannot be written", () =>
         Effect.gen(function*() {
           const dir = yield* tempDir
@@ -109,7 +208,7 @@ for (const fsync of ["always", "batch"] as const) {
           assert.strictEqual(error._tag, "TraceStoreError")
           assert.strictEqual(error.path, NodePath.join(dir, "2025-03.jsonl"))
           assert.strictEqual(error.reason, "Io")
-          assert.include(error.message, "cannot append the trace: EISDIR")
+          assert.include(error.message, "EISDIR")
           assert.deepStrictEqual(yield* store.recentTurns("s", 5), [], "a failed trace is not remembered")
           yield* store.persist(makeTrace("t-2", "s", "2025-04-01T00:00:00.000Z"))
         }))

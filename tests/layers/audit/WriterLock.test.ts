@@ -1,0 +1,109 @@
+import { NodeContext } from "@effect/platform-node"
+import { assert, layer } from "@effect/vitest"
+import { Effect, Fiber, Logger, LogLevel, Option, TestClock } from "effect"
+import { spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { bootId, LOCK_FILE, processStart } from "../../../src/layers/audit/WriterLock.js"
+import { makeDirs, nowIso, openLog, startAt, trace } from "./support.js"
+
+const quiet = Logger.withMinimumLogLevel(LogLevel.None)
+
+const writeLock = (auditDir: string, holder: object) => {
+  NodeFs.mkdirSync(auditDir, { recursive: true })
+  NodeFs.writeFileSync(NodePath.join(auditDir, LOCK_FILE), JSON.stringify(holder) + "\n")
+}
+
+/** A live process that is not a myclaw writer, killed when the test ends. */
+const liveChild = Effect.acquireRelease(
+  Effect.sync(() => spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" })),
+  (child) => Effect.sync(() => child.kill("SIGKILL"))
+).pipe(Effect.map((child) => child.pid!))
+
+layer(NodeContext.layer)("writer lock", (it) => {
+  it.scoped("a lock left with this very pid by an earlier run (a container's pid 1 restarting) is taken over", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      writeLock(dirs.auditDir, {
+        pid: process.pid,
+        start: yield* Effect.promise(() => processStart(process.pid)),
+        boot: yield* Effect.promise(bootId),
+        token: "left-by-the-previous-run"
+      })
+      const { log } = yield* openLog(dirs)
+      yield* log.append(trace(yield* nowIso, 1))
+      const holder = JSON.parse(NodeFs.readFileSync(NodePath.join(dirs.auditDir, LOCK_FILE), "utf8"))
+      assert.strictEqual(holder.pid, process.pid)
+      assert.notStrictEqual(holder.token, "left-by-the-previous-run")
+    }).pipe(quiet))
+
+  it.scoped("an older myclaw's bare-pid lock naming this pid is a leftover too", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      NodeFs.mkdirSync(dirs.auditDir, { recursive: true })
+      NodeFs.writeFileSync(NodePath.join(dirs.auditDir, LOCK_FILE), `${process.pid}\n`)
+      const { log } = yield* openLog(dirs)
+      yield* log.append(trace(yield* nowIso, 1))
+    }).pipe(quiet))
+
+  it.scoped("a dead writer's pid now used by another process (other start time, or another boot) is taken over", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const pid = yield* liveChild
+      const start = yield* Effect.promise(() => processStart(pid))
+      const boot = yield* Effect.promise(bootId)
+      for (const stale of [{ pid, start: (start ?? 0) + 1, boot }, { pid, start, boot: "another-boot" }]) {
+        const dirs = yield* makeDirs
+        writeLock(dirs.auditDir, { ...stale, token: "t" })
+        const { close, log } = yield* openLog(dirs)
+        yield* log.append(trace(yield* nowIso, 1))
+        yield* close
+      }
+    }).pipe(quiet))
+
+  it.scoped("a lock held by a live process with the recorded start time and boot is respected", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const pid = yield* liveChild
+      const dirs = yield* makeDirs
+      writeLock(dirs.auditDir, {
+        pid,
+        start: yield* Effect.promise(() => processStart(pid)),
+        boot: yield* Effect.promise(bootId),
+        token: "t"
+      })
+      const { log } = yield* openLog(dirs)
+      const fiber = yield* Effect.fork(Effect.flip(log.append(trace(yield* nowIso, 1))))
+      for (let i = 0; i < 20_000 && Option.isNone(yield* Fiber.poll(fiber)); i++) {
+        yield* TestClock.adjust("25 millis")
+        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      }
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error.reason, "Locked")
+      assert.include(error.message, `process ${pid}`)
+    }).pipe(quiet))
+
+  it.scoped("a lock that is not a lock at all (garbage after a crash) is taken over", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      NodeFs.mkdirSync(dirs.auditDir, { recursive: true })
+      NodeFs.writeFileSync(NodePath.join(dirs.auditDir, LOCK_FILE), "{\"pi")
+      const { log } = yield* openLog(dirs)
+      yield* log.append(trace(yield* nowIso, 1))
+    }).pipe(quiet))
+
+  it.scoped("releasing removes only this holder's lock", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      const { close, log } = yield* openLog(dirs)
+      yield* log.append(trace(yield* nowIso, 1))
+      const lock = NodePath.join(dirs.auditDir, LOCK_FILE)
+      NodeFs.writeFileSync(lock, JSON.stringify({ pid: 1, token: "someone-else" }) + "\n")
+      yield* close
+      assert.isTrue(NodeFs.existsSync(lock))
+    }).pipe(quiet))
+})
