@@ -161,6 +161,8 @@ const summaryOf = (record: SealedRecord): string => {
       return `key of day ${record.key_epoch} derived from the seed after ${record.records_verified} records verified`
     case "recovered":
       return `${record.file}: ${record.truncated_bytes} bytes cut`
+    case "llm_call":
+      return `${record.purpose}: ${record.model} ${record.cost_usd.toFixed(4)} USD`
   }
 }
 

@@ -132,6 +132,22 @@ export const AuditResumedRecord = Schema.Struct({
   notes: Schema.String
 })
 
+/**
+ * A paid LLM call made outside a turn (a turn's calls are in its trace record, with their cost): what it was
+ * for, the model and what it cost, so the day's spend can be rebuilt from the log alone.
+ */
+export const LlmCallRecord = Schema.Struct({
+  kind: Schema.Literal("llm_call"),
+  at: At,
+  purpose: Schema.String,
+  provider: Schema.String,
+  model: Schema.String,
+  tier: Schema.String,
+  input_tokens: Schema.Number,
+  output_tokens: Schema.Number,
+  cost_usd: Schema.Number
+})
+
 export const AuditRecord = Schema.Union(
   TraceRecord,
   ApprovalRecord,
@@ -141,6 +157,7 @@ export const AuditRecord = Schema.Union(
   BudgetOverrideRecord,
   InjectionSuspectedRecord,
   RecoveredRecord,
+  LlmCallRecord,
   AuditResumedRecord
 )
 export type AuditRecord = typeof AuditRecord.Type

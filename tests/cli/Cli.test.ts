@@ -30,7 +30,7 @@ describe("myclaw chat", () => {
         const trace = yield* decodeTrace(JSON.parse(lines[0]!))
         assert.strictEqual(trace.outcome, outcome)
         assert.strictEqual(trace.session_id, "s-cli")
-        const stored = NodeFs.readdirSync(NodePath.join(home, ".audit", "traces"))
+        const stored = NodeFs.readdirSync(NodePath.join(home, ".audit", "traces")).filter((n) => n.endsWith(".jsonl"))
         assert.strictEqual(stored.length, 1)
         const persisted = NodeFs.readFileSync(NodePath.join(home, ".audit", "traces", stored[0]!), "utf8")
         assert.strictEqual(persisted, lines[0] + "\n")
