@@ -13,17 +13,25 @@ export interface PastTurn {
   readonly answeredAt?: string
 }
 
-/** What a closed turn leaves for the prompts of the session's next turns. */
-export const pastTurnOf = (trace: ExecutionTrace): PastTurn => {
-  const sources = trace.metadata.taint_sources
+/** The taint a trace records in its metadata, as the history of the session's next turns carries it. */
+export const pastTaint = (
+  metadata: unknown,
+  answeredAt: string | undefined
+): Pick<PastTurn, "taintedBy" | "answeredAt"> => {
+  const sources = typeof metadata === "object" && metadata !== null
+    ? (metadata as Record<string, unknown>).taint_sources
+    : undefined
   const taintedBy = Array.isArray(sources) ? sources.filter((s): s is string => typeof s === "string") : []
-  return {
-    userMessage: trace.user_message,
-    finalResponse: trace.final_response,
-    ...(taintedBy.length > 0 ? { taintedBy } : {}),
-    ...(taintedBy.length > 0 && trace.finished_at !== null ? { answeredAt: DateTime.formatIso(trace.finished_at) } : {})
-  }
+  if (taintedBy.length === 0) return {}
+  return answeredAt === undefined ? { taintedBy } : { taintedBy, answeredAt }
 }
+
+/** What a closed turn leaves for the prompts of the session's next turns. */
+export const pastTurnOf = (trace: ExecutionTrace): PastTurn => ({
+  userMessage: trace.user_message,
+  finalResponse: trace.final_response,
+  ...pastTaint(trace.metadata, trace.finished_at === null ? undefined : DateTime.formatIso(trace.finished_at))
+})
 
 /** Where closed traces are kept, whole and replayable. */
 export class TraceStore extends Context.Tag("myclaw/TraceStore")<TraceStore, {
