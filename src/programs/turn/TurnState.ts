@@ -1,6 +1,7 @@
 import { DateTime } from "effect"
 import {
   type ActionStep,
+  type BudgetRead,
   type DrawnId,
   type ExecutionTrace,
   type Outcome,
@@ -119,8 +120,13 @@ export const withMetadata = (state: TurnState, key: string, value: unknown): Tur
 export const ended = (state: TurnState, outcome: Outcome, response: string | null): TurnState =>
   state.end === null ? { ...state, end: { outcome, response } } : state
 
-/** The closed trace; `drawnIds`: the ids the turn drew, in order (a replay draws them again). */
-export const toTrace = (state: TurnState, now: number, drawnIds: ReadonlyArray<DrawnId>): ExecutionTrace => ({
+/** The closed trace; the ids the turn drew and the budget statuses it read, in order (a replay gets them again). */
+export const toTrace = (
+  state: TurnState,
+  now: number,
+  drawnIds: ReadonlyArray<DrawnId>,
+  budgetReads: ReadonlyArray<BudgetRead> = []
+): ExecutionTrace => ({
   trace_id: state.traceId,
   session_id: state.input.sessionId,
   channel: state.input.channel,
@@ -134,5 +140,5 @@ export const toTrace = (state: TurnState, now: number, drawnIds: ReadonlyArray<D
   outcome: state.end?.outcome ?? "timeout_steps",
   metadata: state.metadata,
   format: TRACE_FORMAT,
-  replay: { ids: drawnIds.slice(), history: state.history }
+  replay: { ids: drawnIds.slice(), history: state.history, budget: budgetReads.slice() }
 })
