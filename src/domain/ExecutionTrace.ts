@@ -130,7 +130,13 @@ export type BudgetRead = typeof BudgetRead.Type
  */
 export const ReplayRecord = Schema.Struct({
   ids: Schema.Array(DrawnId),
-  history: Schema.Array(Schema.Struct({ user_message: Schema.String, final_response: Schema.NullOr(Schema.String) })),
+  history: Schema.Array(Schema.Struct({
+    user_message: Schema.String,
+    final_response: Schema.NullOr(Schema.String),
+    /** The untrusted sources that tainted that turn, and when it answered: its answer comes back wrapped. */
+    tainted_by: Schema.optional(Schema.Array(Schema.String)),
+    answered_at: Schema.optional(Schema.String)
+  })),
   budget: Schema.optional(Schema.Array(BudgetRead))
 })
 export type ReplayRecord = typeof ReplayRecord.Type

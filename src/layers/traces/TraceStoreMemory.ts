@@ -3,7 +3,7 @@ import { TraceStoreError } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { truncateEnd } from "../../domain/Text.js"
 import { matchesFilter, type TraceListing } from "../../domain/TraceListing.js"
-import { TraceStore } from "../../services/TraceStore.js"
+import { pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 import { lastTurns } from "./Recent.js"
 
 /** What an in-memory trace store holds, for tests to inspect. */
@@ -25,10 +25,7 @@ export const TraceStoreMemory = Layer.scopedContext(
             : Effect.sync(() => void traces.push(trace))
         ),
       recentTurns: (sessionId, limit) =>
-        Effect.sync(() =>
-          lastTurns(traces.filter((trace) => trace.session_id === sessionId), limit)
-            .map((trace) => ({ userMessage: trace.user_message, finalResponse: trace.final_response }))
-        ),
+        Effect.sync(() => lastTurns(traces.filter((trace) => trace.session_id === sessionId), limit).map(pastTurnOf)),
       get: (traceId) => Effect.sync(() => Option.fromNullable(traces.find((trace) => trace.trace_id === traceId))),
       list: (filter) =>
         Effect.sync(() => {

@@ -15,6 +15,7 @@ import { execute, observe } from "./Execute.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
 import {
   budgetHitMessage,
+  budgetRefusedMessage,
   gateEnd,
   invalidStreakMessage,
   llmFailureMessage,
@@ -69,7 +70,8 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
     traceId,
     sessionId: input.sessionId,
     channel: input.channel,
-    provenance: provenanceOf(current)
+    provenance: provenanceOf(current),
+    provenanceAtLaunch: Effect.map(Ref.get(state), provenanceOf)
   }))
 
   const runOne = (run: Run) =>
@@ -166,7 +168,7 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
     if (thought._tag === "Failed") {
       yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
       if (thought.error._tag === "BudgetExceeded") {
-        return Next.End({ outcome: "budget_hit", response: budgetHitMessage(yield* budget.status) })
+        return Next.End({ outcome: "budget_hit", response: budgetRefusedMessage(thought.error, yield* budget.status) })
       }
       return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })
     }

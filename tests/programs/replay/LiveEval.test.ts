@@ -1,16 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Schema } from "effect"
-import * as NodeFs from "node:fs/promises"
-import * as NodePath from "node:path"
+import { Effect, Either, Layer, Schema } from "effect"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
 import { defineTool } from "../../../src/domain/Tool.js"
+import { AuditLogMemory } from "../../../src/layers/audit/AuditLogMemory.js"
+import { BudgetLive } from "../../../src/layers/budget/BudgetLive.js"
+import { IdGeneratorLive } from "../../../src/layers/ids/IdGeneratorLive.js"
 import { LlmLive } from "../../../src/layers/llm/LlmLive.js"
 import { ReplayBaseTemp } from "../../../src/layers/ReplayBase.js"
 import { TestLayer } from "../../../src/layers/Test.js"
 import { ToolRegistryWith } from "../../../src/layers/tools/ToolRegistryLive.js"
 import { liveEval } from "../../../src/programs/replay/LiveEval.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
-import { Workspace } from "../../../src/services/Workspace.js"
+import { Budget } from "../../../src/services/Budget.js"
 import { localServer } from "../../support/LocalServer.js"
 
 const sent: Array<string> = []
@@ -79,16 +80,16 @@ describe("live eval against another provider", () => {
         tiers: { frontier: [{ provider: "openai", model: "gpt-4o", baseUrl: `${server.url}/v1` }] },
         pricing
       })
-      const { budgetText, rows } = yield* Effect.gen(function*() {
+      const { rows, spentEur } = yield* Effect.gen(function*() {
         const rows = yield* liveEval([{ file: "t.json", trace: Either.right(recorded) }], {
           llm: LlmLive,
           tools: ToolRegistryWith([sendMail])
         })
-        const root = (yield* Workspace).root
-        const budgetText = yield* Effect.promise(() =>
-          NodeFs.readFile(NodePath.join(root, ".audit", "budget.json"), "utf8")
+        // The day's budget of the workspace, as any later command sees it.
+        const status = yield* Effect.flatMap(Budget, (budget) => budget.status).pipe(
+          Effect.provide(BudgetLive.pipe(Layer.provide(Layer.merge(AuditLogMemory, IdGeneratorLive))))
         )
-        return { budgetText, rows }
+        return { spentEur: status.spentEur, rows }
       }).pipe(Effect.provide(ReplayBaseTemp(config)))
 
       assert.strictEqual(server.requests.length, 2)
@@ -103,6 +104,6 @@ describe("live eval against another provider", () => {
       assert.closeTo(report.recorded.cost_usd, (220 * 1 + 15 * 2) / 1e6, 1e-12)
       assert.closeTo(report.live.cost_usd, (2100 * 2.5 + 48 * 10) / 1e6, 1e-12)
       // The live calls went through the day's budget.
-      assert.isAbove((JSON.parse(budgetText) as { spent_eur: number }).spent_eur, 0)
+      assert.isAbove(spentEur, 0)
     }))
 })
