@@ -109,10 +109,35 @@ export const DrawnId = Schema.Struct({
 })
 export type DrawnId = typeof DrawnId.Type
 
-/** What a replay needs beyond the steps: the ids the turn drew and the session history its prompt held. */
+/** The day's budget as the turn read it (the level decides the tier, and whether the turn may call a model). */
+export const BudgetRead = Schema.Struct({
+  level: Schema.Literal("ok", "soft", "hard"),
+  day: Schema.String,
+  time_zone: Schema.String,
+  spent_eur: Schema.Number,
+  reserved_eur: Schema.Number,
+  soft_cap_eur: Schema.Number,
+  hard_cap_eur: Schema.Number,
+  resets_at: Schema.Number,
+  override_until: Schema.NullOr(Schema.Number),
+  soft_notice_pending: Schema.Boolean
+})
+export type BudgetRead = typeof BudgetRead.Type
+
+/**
+ * What a replay needs beyond the steps: the ids the turn drew, the session history its prompt held, and each
+ * budget status it read, in order.
+ */
 export const ReplayRecord = Schema.Struct({
   ids: Schema.Array(DrawnId),
-  history: Schema.Array(Schema.Struct({ user_message: Schema.String, final_response: Schema.NullOr(Schema.String) }))
+  history: Schema.Array(Schema.Struct({
+    user_message: Schema.String,
+    final_response: Schema.NullOr(Schema.String),
+    /** The untrusted sources that tainted that turn, and when it answered: its answer comes back wrapped. */
+    tainted_by: Schema.optional(Schema.Array(Schema.String)),
+    answered_at: Schema.optional(Schema.String)
+  })),
+  budget: Schema.optional(Schema.Array(BudgetRead))
 })
 export type ReplayRecord = typeof ReplayRecord.Type
 

@@ -63,15 +63,3 @@ export const recordableRequest = (request: LlmRequest): unknown =>
     messages: request.messages,
     tools: request.tools
   })))
-
-/** The past turns a prompt's history block holds, read back from its messages (all but the last user message). */
-export const historyOf = (
-  messages: ReadonlyArray<Message>
-): Array<{ user_message: string; final_response: string | null }> => {
-  const turns: Array<{ user_message: string; final_response: string | null }> = []
-  for (const message of messages.slice(0, -1)) {
-    if (message.role === "user") turns.push({ user_message: message.content, final_response: null })
-    else if (message.role === "assistant" && turns.length > 0) turns[turns.length - 1]!.final_response = message.content
-  }
-  return turns
-}

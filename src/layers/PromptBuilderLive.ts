@@ -107,7 +107,7 @@ export const PromptBuilderLive = Layer.effect(
         messages.push({ role: "assistant", content, toolCalls: [] })
       }
       messages.push({ role: "user", content: input.userMessage })
-      return { system: system.filter((block) => block.text.trim() !== ""), messages, taint: [...taint] }
+      return { system: system.filter((block) => block.text.trim() !== ""), messages, taint: [...taint], history }
     })
 
     const renderToolResult = (tool: Tool, result: ToolResult, retrievedAt: number): Effect.Effect<string> => {

@@ -1,6 +1,6 @@
 import { Effect, FiberRef } from "effect"
 import { argsHash } from "../domain/ArgsHash.js"
-import type { ApprovalRecord, ExecutionTrace, ThoughtStep } from "../domain/ExecutionTrace.js"
+import type { ApprovalRecord, BudgetRead, ExecutionTrace, ThoughtStep } from "../domain/ExecutionTrace.js"
 import { makeReplayProbe, type ReplayProbe } from "../domain/ReplayProbe.js"
 import type { ToolResult } from "../domain/ToolCall.js"
 import type { IdKind } from "./IdGenerator.js"
@@ -32,6 +32,8 @@ export interface ReplaySession {
   readonly ids: Map<IdKind, Array<string>>
   readonly extraIds: Map<IdKind, number>
   readonly approvals: Array<{ readonly tool: string; readonly approval: ApprovalRecord }>
+  /** The budget statuses the turn read, still to be read (the last stays). */
+  readonly budgetReads: Array<BudgetRead>
   readonly results: Array<{ readonly tool: string; readonly hash: string; readonly result: ToolResult }>
 }
 
@@ -60,6 +62,7 @@ export const makeReplaySession = (recorded: ExecutionTrace, options: ToolReplayO
     ids,
     extraIds: new Map(),
     approvals,
+    budgetReads: [...(recorded.replay?.budget ?? [])],
     results
   }
 }

@@ -17,7 +17,9 @@ export const TraceStoreReplay = Layer.succeed(
           ? []
           : lastTurns(session.recorded.replay?.history ?? [], limit).map((turn) => ({
             userMessage: turn.user_message,
-            finalResponse: turn.final_response
+            finalResponse: turn.final_response,
+            ...(turn.tainted_by === undefined ? {} : { taintedBy: turn.tainted_by }),
+            ...(turn.answered_at === undefined ? {} : { answeredAt: turn.answered_at })
           }))),
     get: () => Effect.succeed(Option.none()),
     list: () => Effect.succeed([])

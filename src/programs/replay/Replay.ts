@@ -5,7 +5,7 @@ import { type Foundation, makeAppLayer } from "../../layers/AppLayer.js"
 import { ApprovalRouterLive } from "../../layers/approvals/ApprovalRouterLive.js"
 import { ApprovalsReplay } from "../../layers/approvals/ApprovalsReplay.js"
 import { AuditLogMemory } from "../../layers/audit/AuditLogMemory.js"
-import { BudgetMemory } from "../../layers/budget/BudgetMemory.js"
+import { BudgetReplay } from "../../layers/budget/BudgetReplay.js"
 import { IdGeneratorReplay } from "../../layers/ids/IdGeneratorReplay.js"
 import { LlmReplay } from "../../layers/llm/LlmReplay.js"
 import { ToolRegistryReplay } from "../../layers/tools/ToolRegistryReplay.js"
@@ -36,7 +36,7 @@ export const makeReplayer = <E>(tools: Layer.Layer<ToolRegistry, E, Foundation>)
       base: Layer.succeedContext(foundation),
       ids: IdGeneratorReplay,
       audit: AuditLogMemory,
-      budget: BudgetMemory,
+      budget: BudgetReplay,
       traceStore: TraceStoreReplay,
       tools: ToolRegistryReplay(tools),
       llm: LlmReplay,

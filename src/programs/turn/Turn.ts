@@ -1,6 +1,6 @@
 import { Cause, Clock, Data, Effect, Exit, Fiber, Ref, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
-import type { DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
+import type { BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
@@ -10,6 +10,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
+import { recordingReads } from "./BudgetReads.js"
 import { execute, observe } from "./Execute.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
 import {
@@ -52,7 +53,9 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
 
 const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
   const { config } = yield* MyclawConfig
-  const budget = yield* Budget
+  // Each budget status the turn reads is recorded: a replay reads the same ones.
+  const budgetReads: Array<BudgetRead> = []
+  const budget = recordingReads(yield* Budget, budgetReads)
   const registry = yield* ToolRegistry
   const promptBuilder = yield* PromptBuilder
   const sink = yield* TraceSink
@@ -219,7 +222,7 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
           )
         )
       }
-      const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis, drawn)
+      const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis, drawn, budgetReads)
       yield* sink.close(trace)
       return trace
     })

@@ -1,6 +1,7 @@
 import { DateTime } from "effect"
 import {
   type ActionStep,
+  type BudgetRead,
   type DrawnId,
   type ExecutionTrace,
   type Outcome,
@@ -9,9 +10,9 @@ import {
   type TraceStep
 } from "../../domain/ExecutionTrace.js"
 import type { LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js"
-import { historyOf } from "../../domain/RequestFingerprint.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import type { Prompt } from "../../services/PromptBuilder.js"
+import type { PastTurn } from "../../services/TraceStore.js"
 
 /** Untrusted content that entered the turn: its sources, and the hosts it named that the user did not. */
 export interface Taint {
@@ -47,7 +48,7 @@ export interface TurnState {
   readonly system: ReadonlyArray<SystemBlock>
   readonly messages: ReadonlyArray<Message>
   /** The session's past turns the prompt held (what a replay gives its prompt again). */
-  readonly history: ReadonlyArray<{ readonly user_message: string; readonly final_response: string | null }>
+  readonly history: NonNullable<ExecutionTrace["replay"]>["history"]
   readonly steps: ReadonlyArray<TraceStep>
   readonly costUsd: number
   readonly invalidStreak: number
@@ -78,8 +79,8 @@ export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   ...state,
   system: prompt.system,
   messages: prompt.messages,
-  taint: { ...state.taint, inherited: prompt.taint },
-  history: historyOf(prompt.messages)
+  history: historyRecord(prompt.history ?? []),
+  taint: { ...state.taint, inherited: prompt.taint }
 })
 
 /** Every source that tainted the turn, its own and those it inherited from the history it replayed. */
@@ -134,8 +135,13 @@ export const withMetadata = (state: TurnState, key: string, value: unknown): Tur
 export const ended = (state: TurnState, outcome: Outcome, response: string | null): TurnState =>
   state.end === null ? { ...state, end: { outcome, response } } : state
 
-/** The closed trace; `drawnIds`: the ids the turn drew, in order (a replay draws them again). */
-export const toTrace = (state: TurnState, now: number, drawnIds: ReadonlyArray<DrawnId>): ExecutionTrace => ({
+/** The closed trace; the ids the turn drew and the budget statuses it read, in order (a replay gets them again). */
+export const toTrace = (
+  state: TurnState,
+  now: number,
+  drawnIds: ReadonlyArray<DrawnId>,
+  budgetReads: ReadonlyArray<BudgetRead> = []
+): ExecutionTrace => ({
   trace_id: state.traceId,
   session_id: state.input.sessionId,
   channel: state.input.channel,
@@ -151,5 +157,14 @@ export const toTrace = (state: TurnState, now: number, drawnIds: ReadonlyArray<D
     ? state.metadata
     : { ...state.metadata, taint_sources: taintSources(state) },
   format: TRACE_FORMAT,
-  replay: { ids: drawnIds.slice(), history: state.history }
+  replay: { ids: drawnIds.slice(), history: state.history, budget: budgetReads.slice() }
 })
+
+/** The past turns a prompt held, as the trace records them. */
+const historyRecord = (turns: ReadonlyArray<PastTurn>): NonNullable<ExecutionTrace["replay"]>["history"] =>
+  turns.map((turn) => ({
+    user_message: turn.userMessage,
+    final_response: turn.finalResponse,
+    ...(turn.taintedBy === undefined ? {} : { tainted_by: turn.taintedBy }),
+    ...(turn.answeredAt === undefined ? {} : { answered_at: turn.answeredAt })
+  }))
