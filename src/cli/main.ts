@@ -3,6 +3,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
 import { chat } from "../channels/cli/Chat.js"
 import { TerminalAnswering, TerminalApprovals } from "../channels/cli/TerminalApprovals.js"
+import { TelegramLive } from "../channels/telegram/Live.js"
 import { HttpLive } from "../http/Server.js"
 import { AuditLogExisting } from "../layers/audit/AuditLogFile.js"
 import { BaseLayer, MainLayer, ReadOnlyBaseLayer, StateLayer } from "../layers/Main.js"
@@ -82,7 +83,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
         Effect.as(digestCommand(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
       Serve: () =>
         Layer.launch(
-          Layer.mergeAll(HttpLive, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(
+          Layer.mergeAll(HttpLive, DigestScheduleLive, BackupScheduleLive, TerminalAnswering, TelegramLive).pipe(
             Layer.provide(MainLayer)
           )
         )

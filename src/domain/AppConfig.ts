@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { defaultTelegramConfig, TelegramConfig } from "./TelegramConfig.js"
 import { PolicyVerdict } from "./ToolCall.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
@@ -138,7 +139,8 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   traces: withDefault(
     Schema.Struct({ fsync: withDefault(Schema.Literal("always", "batch"), () => "batch" as const) }),
     () => ({ fsync: "batch" as const })
-  )
+  ),
+  telegram: withDefault(TelegramConfig, defaultTelegramConfig)
 }) {}
 
 export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })

@@ -1,0 +1,316 @@
+import { Cause, Clock, Duration, Effect, Either, Fiber, FiberMap, FiberSet, Queue, Redacted } from "effect"
+import type { Scope } from "effect"
+import { renderBudget } from "../../cli/BudgetCommand.js"
+import type { TelegramConfig } from "../../domain/TelegramConfig.js"
+import { dailyDigest } from "../../programs/Digest.js"
+import { AgentRuntime } from "../../services/AgentRuntime.js"
+import { ApprovalRouter } from "../../services/ApprovalRouter.js"
+import { Approvals } from "../../services/Approvals.js"
+import { AuditLog } from "../../services/AuditLog.js"
+import { Budget } from "../../services/Budget.js"
+import { IdGenerator } from "../../services/IdGenerator.js"
+import { Llm } from "../../services/Llm.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
+import { callApi, makeApi } from "./Api.js"
+import { makeTelegramApprovals } from "./Approvals.js"
+import { makeOutbox } from "./Outbox.js"
+import { classify, type TgMessage, type TgUser, updateIdOf } from "./Updates.js"
+
+export interface TelegramSettings {
+  readonly token: Redacted.Redacted<string>
+  /** Another Bot API server; Telegram's when undefined. */
+  readonly apiRoot: string | undefined
+  readonly config: TelegramConfig
+}
+
+/** A message waiting for its turn in a chat. */
+interface Job {
+  readonly text: string
+  readonly channel: string
+}
+
+interface ChatState {
+  readonly chatId: number
+  readonly queue: Queue.Queue<Job>
+  current: Fiber.RuntimeFiber<void> | undefined
+  session: string
+}
+
+const HELP = [
+  "I am myclaw. Write to me and I answer; when I need your approval I ask with buttons.",
+  "/stop — stop the running turn (and drop the messages waiting after it)",
+  "/new — start a new conversation (session)",
+  "/budget — today's spending and caps",
+  "/status — a short health summary",
+  "/digest — today's digest",
+  "/help — this text"
+].join("\n")
+
+const REFUSAL = "Sorry, this is a private assistant: I only talk to its owner."
+
+/** `telegram:@alice` when the user has a username, else `telegram:<id>`: the turn's channel and the requester. */
+export const identityOf = (user: TgUser): string =>
+  user.username !== undefined && /^\w{1,64}$/.test(user.username) ? `telegram:@${user.username}` : `telegram:${user.id}`
+
+const command = /^\/([a-z_]+)(?:@\w+)?(?:\s+([\s\S]*))?$/i
+
+/**
+ * The Telegram channel, for the rest of the scope: updates come from `handle` (long polling or a webhook) and are
+ * dispatched without waiting: each private chat has its queue and one turn at a time, chats run in parallel,
+ * and a button press completes its pending approval while the turn waits.
+ */
+export const makeTelegramChannel = (settings: TelegramSettings) =>
+  Effect.gen(function*() {
+    const { config } = settings
+    const runtime = yield* AgentRuntime
+    const approvals = yield* Approvals
+    const router = yield* ApprovalRouter
+    const budget = yield* Budget
+    const ids = yield* IdGenerator
+    const digestContext = yield* Effect.context<AuditLog | Llm | MyclawConfig>()
+    const api = makeApi(Redacted.value(settings.token), settings.apiRoot)
+    const out = yield* makeOutbox(api)
+    const workers = yield* FiberMap.make<number>()
+    const tasks = yield* FiberSet.make()
+    const chats = new Map<number, ChatState>()
+    const chatOfChannel = new Map<string, number>()
+    const owners = new Set<number>(config.allowedUserIds)
+    const refused = new Set<number>()
+    const ownerForms: Array<string> = [...owners].map((id) => `telegram:${id}`)
+    const startedAt = yield* Clock.currentTimeMillis
+
+    const telegramApprovals = makeTelegramApprovals({
+      out,
+      answer: approvals.answer,
+      chatOf: (channel) => chatOfChannel.get(channel),
+      ownerChats: () => [...owners],
+      identityOf
+    })
+    yield* router.askOn("telegram", telegramApprovals.asker(ownerForms))
+    if (owners.size > 0) yield* router.answerFrom(telegramApprovals.answering(ownerForms))
+
+    const runTurn = (chat: ChatState, job: Job) =>
+      Effect.gen(function*() {
+        chatOfChannel.set(job.channel, chat.chatId)
+        const typing = yield* Effect.fork(
+          Effect.forever(Effect.zipRight(out.typing(chat.chatId), Effect.sleep(Duration.seconds(4))))
+        )
+        const trace = yield* runtime.handle({ userMessage: job.text, sessionId: chat.session, channel: job.channel })
+          .pipe(Effect.ensuring(Fiber.interrupt(typing)))
+        yield* out.sendText(chat.chatId, trace.final_response ?? `(no answer: the turn ended ${trace.outcome})`)
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.interrupt
+            : Effect.zipRight(
+              Effect.logError(`telegram: a turn in chat ${chat.chatId} failed`, cause),
+              out.sendText(chat.chatId, "Sorry, that failed on my side (it is logged).")
+            )
+        ),
+        Effect.onInterrupt(() =>
+          out.sendText(chat.chatId, "Stopped. (The turn's trace is saved as user_aborted.)").pipe(
+            Effect.timeout(Duration.seconds(10)),
+            Effect.ignore
+          )
+        )
+      )
+
+    /** One turn at a time per chat, in arrival order; a failed turn never stops the worker. */
+    const worker = (chat: ChatState) =>
+      Effect.forever(Effect.gen(function*() {
+        const job = yield* Queue.take(chat.queue)
+        const fiber = yield* Effect.fork(runTurn(chat, job))
+        chat.current = fiber
+        yield* Fiber.await(fiber)
+        chat.current = undefined
+      }))
+
+    const chatFor = (chatId: number) =>
+      Effect.gen(function*() {
+        const existing = chats.get(chatId)
+        if (existing !== undefined) return existing
+        const chat: ChatState = {
+          chatId,
+          queue: yield* Queue.unbounded<Job>(),
+          current: undefined,
+          session: `telegram-${chatId}`
+        }
+        chats.set(chatId, chat)
+        yield* FiberMap.run(workers, chatId, worker(chat))
+        return chat
+      })
+
+    const stop = (chat: ChatState) =>
+      Effect.gen(function*() {
+        const dropped = yield* Queue.takeAll(chat.queue)
+        const running = chat.current
+        if (running === undefined) {
+          return yield* out.sendText(chat.chatId, "Nothing is running.")
+        }
+        yield* Effect.logInfo(`telegram: /stop in chat ${chat.chatId}: interrupting its turn`)
+        yield* Fiber.interruptFork(running)
+        if (dropped.length > 0) {
+          yield* out.sendText(chat.chatId, `Dropped ${dropped.length} message(s) that were waiting.`)
+        }
+      })
+
+    const status = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const level = (yield* budget.status).level
+      let running = 0
+      let queued = 0
+      for (const chat of chats.values()) {
+        if (chat.current !== undefined) running++
+        queued += yield* Queue.size(chat.queue)
+      }
+      return [
+        "myclaw is up.",
+        `running turns: ${running}, waiting messages: ${queued}`,
+        `budget: ${level}`,
+        `up for ${Math.round((now - startedAt) / 60_000)} min`
+      ].join("\n")
+    })
+
+    const onCommand = (chat: ChatState, name: string) =>
+      Effect.gen(function*() {
+        switch (name.toLowerCase()) {
+          case "start":
+          case "help":
+            return yield* out.sendText(chat.chatId, HELP)
+          case "stop":
+            return yield* stop(chat)
+          case "new": {
+            chat.session = `telegram-${chat.chatId}-${yield* ids.next("session")}`
+            return yield* out.sendText(chat.chatId, "New conversation started.")
+          }
+          case "budget": {
+            const now = yield* Clock.currentTimeMillis
+            return yield* out.sendText(chat.chatId, renderBudget(yield* budget.status, now))
+          }
+          case "status":
+            return yield* out.sendText(chat.chatId, yield* status)
+          case "digest": {
+            const digest = yield* Effect.either(
+              dailyDigest({ day: "today", polish: false }).pipe(Effect.provide(digestContext))
+            )
+            return yield* out.sendText(
+              chat.chatId,
+              Either.isRight(digest) ? digest.right.text : "The digest could not be made (it is logged)."
+            )
+          }
+          default:
+            return yield* out.sendText(chat.chatId, `Unknown command /${name}.\n\n${HELP}`)
+        }
+      })
+
+    const refuse = (user: TgUser, chatId: number) =>
+      Effect.gen(function*() {
+        yield* Effect.logWarning(`telegram: refused a message from user ${user.id} (not an allowed user)`)
+        if (refused.has(user.id)) return
+        refused.add(user.id)
+        yield* out.sendText(chatId, REFUSAL)
+      })
+
+    const onMessage = (message: TgMessage) =>
+      Effect.gen(function*() {
+        const user = message.from
+        if (user === undefined || user.is_bot === true) {
+          return yield* Effect.logInfo(`telegram: ignored a message without a human sender in chat ${message.chat.id}`)
+        }
+        if (message.chat.type !== "private" && !config.allowGroups) {
+          return yield* Effect.logInfo(`telegram: ignored a message in ${message.chat.type} chat ${message.chat.id}`)
+        }
+        if (!owners.has(user.id)) return yield* refuse(user, message.chat.id)
+        const chat = yield* chatFor(message.chat.id)
+        const text = message.text ?? message.caption
+        const parsed = text === undefined ? null : command.exec(text.trim())
+        if (parsed !== null) return yield* onCommand(chat, parsed[1]!)
+        if (text === undefined || text.trim() === "") {
+          return yield* out.sendText(chat.chatId, "I can read text messages.")
+        }
+        yield* Queue.offer(chat.queue, { text, channel: identityOf(user) })
+      })
+
+    /** One raw update: never fails, never waits for a turn (work that calls the API runs in its own fiber). */
+    const handle = (raw: unknown): Effect.Effect<void> => {
+      const incoming = classify(raw)
+      const work = incoming._tag === "Message"
+        ? onMessage(incoming.message)
+        : incoming._tag === "Callback"
+        ? telegramApprovals.press(incoming.query)
+        : Effect.logWarning(`telegram: ignored update ${incoming.updateId ?? "(no id)"}: ${incoming.why}`)
+      return FiberSet.run(
+        tasks,
+        Effect.catchAllCause(work, (cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.void
+            : Effect.logError(`telegram: handling update ${updateIdOf(raw) ?? "(no id)"} failed`, cause))
+      ).pipe(
+        Effect.asVoid
+      )
+    }
+
+    return { handle, out, api } as const
+  })
+
+export type TelegramChannel = Effect.Effect.Success<ReturnType<typeof makeTelegramChannel>>
+
+/**
+ * Long polling: getUpdates from the last offset; each update is handled before the offset passes it, so an outage
+ * neither loses nor repeats one. A watchdog on getUpdates alone (its timeout plus a grace) restarts a stalled poll.
+ */
+export const pollUpdates = (channel: TelegramChannel, config: TelegramConfig) => {
+  const limit = Duration.seconds(config.pollTimeoutSeconds + config.watchdogGraceSeconds)
+  const loop = (offset: number | undefined, backoffMs: number): Effect.Effect<never> =>
+    Effect.gen(function*() {
+      const result = yield* callApi("getUpdates", (signal) =>
+        channel.api.getUpdates({
+          ...(offset === undefined ? {} : { offset }),
+          timeout: config.pollTimeoutSeconds,
+          allowed_updates: ["message", "callback_query"]
+        }, signal), { retries: 0, rateLimitRetries: 0 }).pipe(
+          Effect.timeoutFail({ duration: limit, onTimeout: () => "stalled" as const }),
+          Effect.either
+        )
+      if (Either.isLeft(result)) {
+        const error = result.left
+        if (error === "stalled") {
+          yield* Effect.logWarning(
+            `telegram: getUpdates has not returned for ${Duration.format(limit)}: restarting polling`
+          )
+          return yield* loop(offset, 1000)
+        }
+        const waitMs = error.reason === "RateLimited" ? (error.retryAfterSeconds ?? 1) * 1000 : backoffMs
+        yield* Effect.logWarning(
+          `telegram: getUpdates failed (${error.reason}: ${error.message}); again in ${waitMs} ms`
+        )
+        yield* Effect.sleep(Duration.millis(waitMs))
+        return yield* loop(offset, Math.min(backoffMs * 2, 60_000))
+      }
+      let next = offset
+      for (const raw of result.right as ReadonlyArray<unknown>) {
+        const id = updateIdOf(raw)
+        if (id !== undefined && next !== undefined && id < next) continue
+        yield* channel.handle(raw)
+        if (id !== undefined) next = Math.max(next ?? 0, id + 1)
+      }
+      return yield* loop(next, 1000)
+    })
+  return loop(undefined, 1000)
+}
+
+/** The channel with long polling, both for the rest of the scope. */
+export const startTelegramPolling = (settings: TelegramSettings): Effect.Effect<
+  TelegramChannel,
+  never,
+  Scope.Scope | Effect.Effect.Context<ReturnType<typeof makeTelegramChannel>>
+> =>
+  Effect.gen(function*() {
+    const channel = yield* makeTelegramChannel(settings)
+    yield* callApi("deleteWebhook", (signal) => channel.api.deleteWebhook({}, signal)).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`telegram: deleteWebhook failed: ${error.message}`))
+    )
+    yield* Effect.forkScoped(pollUpdates(channel, settings.config))
+    yield* Effect.logInfo("telegram: polling for updates")
+    return channel
+  })
