@@ -1,0 +1,90 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, TestClock } from "effect"
+import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
+import { probeTools } from "../../contract/fixtures.js"
+import { FakeBotApi, OWNER, textMessage } from "./FakeBotApi.js"
+import { startBot, telegramGraph, textOf } from "./support.js"
+
+const FRIEND = { id: 555000222, is_bot: false, first_name: "Ann", username: "ann_friend" }
+
+const textsTo = (fake: FakeBotApi, chatId: number) =>
+  fake.sent("sendMessage").filter((call) => call.payload.chat_id === chatId).map((call) => textOf(call.payload))
+
+const tracesOf = (channel: string) =>
+  Effect.map(Effect.flatMap(RecordedTraces, (traces) => traces.all), (all) => all.filter((t) => t.channel === channel))
+
+describe("Telegram channel: turns, queues and commands", () => {
+  const probe = probeTools.make()
+  it.scoped("/stop during a slow tool interrupts the turn: the trace ends user_aborted and is persisted", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "take your time", 1))
+      yield* probe.started
+      fake.push(textMessage(OWNER, "/stop", 2))
+      const stopped = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.include(textOf(stopped.payload), "Stopped.")
+      const traces = yield* tracesOf("telegram:@Mark_Heizenberg")
+      assert.strictEqual(traces.length, 1)
+      assert.strictEqual(traces[0]!.outcome, "user_aborted")
+      assert.strictEqual(traces[0]!.user_message, "take your time")
+      fake.push(textMessage(OWNER, "/stop", 3))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      assert.deepStrictEqual(textsTo(fake, OWNER.id).slice(1), ["Nothing is running."])
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe.tools,
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }]
+    }))))
+
+  const probe2 = probeTools.make()
+  it.scoped("two chats run turns at once, while one chat's messages are answered in order", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "a1", 1))
+      fake.push(textMessage(OWNER, "a2", 2))
+      yield* probe2.started
+      fake.push(textMessage(FRIEND, "b1", 3))
+      const friend = yield* fake.awaitCall((call) =>
+        call.method === "sendMessage" && call.payload.chat_id === FRIEND.id
+      )
+      assert.strictEqual(textOf(friend.payload), "b1 done")
+      assert.deepStrictEqual(textsTo(fake, OWNER.id), [])
+      yield* TestClock.adjust("10 seconds")
+      yield* fake.awaitCall((call) => call.method === "sendMessage" && call.payload.chat_id === OWNER.id, 2)
+      assert.deepStrictEqual(textsTo(fake, OWNER.id), ["a1 done", "a2 done"])
+      const owner = yield* tracesOf("telegram:@Mark_Heizenberg")
+      assert.deepStrictEqual(owner.map((trace) => trace.user_message), ["a1", "a2"])
+      assert.deepStrictEqual(owner.map((trace) => trace.final_response), ["a1 done", "a2 done"])
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe2.tools,
+      telegram: { allowedUserIds: [OWNER.id, FRIEND.id] },
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "b1 done" }, { text: "a1 done" }, {
+        text: "a2 done"
+      }]
+    }))))
+
+  it.scoped("/help, /status, /budget and /new answer in the chat; /new starts another session", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      const commands = ["/help", "/status", "/budget", "/frobnicate"]
+      commands.forEach((text, i) => fake.push(textMessage(OWNER, text, i + 1)))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", commands.length)
+      const [help, status, budget, unknown] = textsTo(fake, OWNER.id)
+      assert.include(help, "/stop")
+      assert.include(status, "myclaw is up.")
+      assert.include(status, "running turns: 0")
+      assert.include(budget, "spent today")
+      assert.include(unknown, "Unknown command /frobnicate.")
+      fake.push(textMessage(OWNER, "first", 10))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", commands.length + 1)
+      fake.push(textMessage(OWNER, "/new", 11))
+      fake.push(textMessage(OWNER, "second", 12))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", commands.length + 3)
+      const traces = yield* tracesOf("telegram:@Mark_Heizenberg")
+      assert.strictEqual(traces.length, 2)
+      assert.strictEqual(traces[0]!.session_id, `telegram-${OWNER.id}`)
+      assert.match(traces[1]!.session_id, new RegExp(`^telegram-${OWNER.id}-\\w+$`))
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "one" }, { text: "two" }] }))))
+})
