@@ -1,0 +1,67 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Chunk, Clock, Effect, TestClock } from "effect"
+import { readFileSync } from "node:fs"
+import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
+import { FakeBotApi, OWNER, textMessage } from "./FakeBotApi.js"
+import { startBot, telegramGraph, textOf } from "./support.js"
+
+const fixture = (file: string) =>
+  JSON.parse(readFileSync(new URL(`../../fixtures/telegram/${file}`, import.meta.url), "utf8")) as Record<
+    string,
+    unknown
+  >
+
+/** Lets the event loop run (real I/O), without any timer. */
+const tick = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+describe("Telegram channel: long answers, rate limits, failures", () => {
+  const long = `${"a".repeat(3000)}\n\n${"b".repeat(1998)}`
+  it.scoped("a 5,000-character answer arrives as two messages under the limit, nothing lost", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "write a lot"))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      const parts = fake.sent("sendMessage").map((call) => textOf(call.payload))
+      assert.strictEqual(long.length, 5000)
+      assert.strictEqual(parts.length, 2)
+      assert.isTrue(parts.every((part) => part.length <= 4096))
+      assert.strictEqual(parts.join(""), long)
+      assert.strictEqual(parts[1], "b".repeat(1998))
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: long }] }))))
+
+  it.scoped("a 429 is honoured: the send waits exactly its retry_after, then goes through", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      const body = fixture("error-429-retry-after-parameters.json")
+      fake.failNext("sendMessage", 429, body)
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "hello"))
+      yield* fake.awaitCall((call) => call.method === "sendMessage")
+      const now = yield* Clock.currentTimeMillis
+      const due = now + 2282 * 1000
+      while (!Chunk.toReadonlyArray(yield* TestClock.sleeps()).includes(due)) yield* tick
+      yield* TestClock.adjust("2281 seconds")
+      yield* tick
+      assert.strictEqual(fake.sent("sendMessage").length, 1)
+      yield* TestClock.adjust("1 second")
+      const retried = yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      assert.strictEqual(textOf(retried.payload), "Hello!")
+      assert.strictEqual(retried.payload.chat_id, OWNER.id)
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Hello!" }] }))))
+
+  it.scoped("a chat that blocked the bot (403) is not retried, and the bot goes on with the next message", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      fake.failNext("sendMessage", 403, fixture("error-403-bot-blocked.json"))
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "one", 1))
+      yield* fake.awaitCall((call) => call.method === "sendMessage")
+      fake.push(textMessage(OWNER, "two", 2))
+      const second = yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      assert.strictEqual(textOf(second.payload), "second")
+      assert.deepStrictEqual(fake.sent("sendMessage").map((call) => textOf(call.payload)), ["first", "second"])
+      const traces = yield* (yield* RecordedTraces).all
+      assert.deepStrictEqual(traces.map((trace) => trace.outcome), ["success", "success"])
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "first" }, { text: "second" }] }))))
+})
