@@ -23,7 +23,7 @@ export interface FakeBotApi {
   readonly sent: (method: string) => ReadonlyArray<Call>
   /** The next call of `method` gets this error answer (status and Bot API body). */
   readonly failNext: (method: string, status: number, body: Record<string, unknown>) => void
-  /** While on, getUpdates requests are held and never answered (other methods still are). */
+  /** While on, getUpdates requests (those held already and new ones) are never answered; other methods still are. */
   stallGetUpdates: boolean
   /** Offsets asked by getUpdates, in order. */
   readonly offsets: Array<number | undefined>
@@ -56,6 +56,7 @@ export const FakeBotApi = Effect.acquireRelease(
     const pendingFrom = (offset: number) => updates.filter((u) => (u.update_id as number) >= offset)
 
     const flush = () => {
+      if (fake.stallGetUpdates) return
       for (const waiter of waiting.splice(0)) {
         const ready = pendingFrom(waiter.offset)
         if (ready.length > 0 && !waiter.res.writableEnded) json(waiter.res, 200, { ok: true, result: ready })
@@ -148,12 +149,12 @@ export const FakeBotApi = Effect.acquireRelease(
         const method = match[2]!
         const payload = text === "" ? {} : JSON.parse(text) as Record<string, unknown>
         fake.calls.push({ method, payload })
+        if (method === "getUpdates") fake.offsets.push(typeof payload.offset === "number" ? payload.offset : undefined)
         for (const listener of listeners.slice()) listener()
         const failure = failures.get(method)?.shift()
         if (failure !== undefined) return json(res, failure.status, failure.body)
         if (method === "getUpdates") {
           const offset = typeof payload.offset === "number" ? payload.offset : 0
-          fake.offsets.push(typeof payload.offset === "number" ? payload.offset : undefined)
           if (fake.stallGetUpdates) return // held until the client gives up or the server closes
           const ready = pendingFrom(offset)
           if (ready.length > 0) return json(res, 200, { ok: true, result: ready })
