@@ -1,3 +1,4 @@
+import { isInboxPath } from "../../domain/Inbox.js"
 import { suspectInjection } from "../../domain/Injection.js"
 import type { Tool } from "../../domain/Tool.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
@@ -15,11 +16,14 @@ const urlHost = /\bhttps?:\/\/([a-z0-9-]+(?:\.[a-z0-9-]+)+)/gi
 
 /**
  * Untrusted content entering the turn taints it: its source is remembered, and so is every host it names that
- * the user did not. A file or folder the user named is theirs, not untrusted.
+ * the user did not. A file or folder the user named is theirs, not untrusted, unless it is in the inbox (received
+ * from outside).
  */
 export const taintOf = (userMessage: string, tool: Tool, target: string, result: ToolResult) => {
   if (!tool.external || result.status === "failed") return undefined
-  if (tool.targetKind === "path" && target !== "." && userMessage.includes(target)) return undefined
+  if (tool.targetKind === "path" && target !== "." && !isInboxPath(target) && userMessage.includes(target)) {
+    return undefined
+  }
   const hosts: Array<string> = []
   for (const match of result.content.matchAll(urlHost)) {
     const host = match[1]!.toLowerCase()
