@@ -1,4 +1,4 @@
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { startTelegramPolling } from "./Channel.js"
 
@@ -17,12 +17,18 @@ export const TelegramLive = Layer.scopedDiscard(Effect.gen(function*() {
   }
   const { config } = yield* MyclawConfig
   const telegram = config.telegram
-  if (telegram.allowedUserIds.length === 0) {
-    yield* Effect.logWarning("telegram: nobody may talk to the bot: list user ids in telegram.allowedUserIds")
-  }
-  yield* startTelegramPolling({
+  const channel = yield* startTelegramPolling({
     token: token.value,
     apiRoot: Option.getOrUndefined(Option.map(env.apiRoot, (root) => root.replace(/\/+$/, ""))) ?? telegram.apiRoot,
     config: telegram
   })
+  if (Option.isSome(channel.pairingCode)) {
+    // On the terminal only, never in the service's log: whoever sends it first becomes the owner.
+    yield* Console.error(
+      `myclaw: Telegram has no owner yet. Send this to the bot from your account, once: /pair ${channel.pairingCode.value}`
+    )
+    yield* Effect.logWarning(
+      "telegram: no owner yet: a pairing code is shown on the terminal (telegram.allowedUserIds)"
+    )
+  }
 }))
