@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect, Exit, Scope, TestClock } from "effect"
 import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
 import { probeTools } from "../../contract/fixtures.js"
 import { FakeBotApi, OWNER, textMessage } from "./FakeBotApi.js"
@@ -34,6 +34,27 @@ describe("Telegram channel: turns, queues and commands", () => {
     }).pipe(Effect.provide(telegramGraph({
       tools: probe.tools,
       script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }]
+    }))))
+
+  const probe3 = probeTools.make()
+  it.scoped("shutting down aborts the running turn cleanly (persisted as user_aborted) and stops polling", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      const scope = yield* Scope.make()
+      yield* Scope.extend(startBot(fake), scope)
+      fake.push(textMessage(OWNER, "take your time", 1))
+      yield* probe3.started
+      yield* Scope.close(scope, Exit.void)
+      const traces = yield* tracesOf("telegram:@Mark_Heizenberg")
+      assert.deepStrictEqual(traces.map((trace) => trace.outcome), ["user_aborted"])
+      const polls = fake.sent("getUpdates").length
+      fake.push(textMessage(OWNER, "anyone?", 2))
+      for (let i = 0; i < 20; i++) yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      assert.strictEqual(fake.sent("getUpdates").length, polls)
+      assert.strictEqual((yield* tracesOf("telegram:@Mark_Heizenberg")).length, 1)
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe3.tools,
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }, { text: "again" }]
     }))))
 
   const probe2 = probeTools.make()
