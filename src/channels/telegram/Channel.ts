@@ -6,8 +6,9 @@ import { renderBudget } from "../../cli/BudgetCommand.js"
 import { messageOf } from "../../domain/Errors.js"
 import { INBOX_DIR } from "../../domain/Inbox.js"
 import type { TelegramConfig } from "../../domain/TelegramConfig.js"
-import { sanitizeFileName } from "../../domain/TelegramText.js"
+import { sanitizeFileName, splitMessage } from "../../domain/TelegramText.js"
 import { dailyDigest } from "../../programs/Digest.js"
+import { TurnProgressListener } from "../../programs/turn/Progress.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { ApprovalRouter } from "../../services/ApprovalRouter.js"
 import { Approvals } from "../../services/Approvals.js"
@@ -28,6 +29,13 @@ export interface TelegramSettings {
   /** Another Bot API server; Telegram's when undefined. */
   readonly apiRoot: string | undefined
   readonly config: TelegramConfig
+}
+
+/** What the running turn reported last. */
+interface Seen {
+  step: number
+  maxSteps: number
+  tool: string | null
 }
 
 /** A message waiting for its turn in a chat. */
@@ -128,6 +136,38 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
     })
     yield* answerForOwners
 
+    /** One status message while a long turn runs, edited as it goes: the step, the tool running, the time. */
+    const showProgress = (chatId: number, seen: Seen, shown: { messageId: number | undefined }) =>
+      Effect.gen(function*() {
+        const startedAt = yield* Clock.currentTimeMillis
+        yield* Effect.sleep(Duration.millis(config.progressAfterMs))
+        let last = ""
+        yield* Effect.forever(Effect.gen(function*() {
+          const seconds = Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000)
+          const line = `⏳ Working: step ${seen.step} of at most ${seen.maxSteps}` +
+            `${seen.tool === null ? "" : ` · running ${seen.tool}`} · ${seconds} s`
+          if (line !== last) {
+            last = line
+            if (shown.messageId === undefined) {
+              const sent = yield* Effect.either(out.sendOne(chatId, line))
+              if (sent._tag === "Right") shown.messageId = sent.right
+            } else {
+              yield* out.edit(chatId, shown.messageId, line)
+            }
+          }
+          yield* Effect.sleep(Duration.seconds(3))
+        }))
+      })
+
+    /** The answer; it replaces the status message when there is one. */
+    const deliver = (chatId: number, answer: string, progressMessage: number | undefined) =>
+      Effect.gen(function*() {
+        if (progressMessage === undefined) return yield* out.sendText(chatId, answer)
+        const [first, ...rest] = splitMessage(answer)
+        yield* out.edit(chatId, progressMessage, first!)
+        for (const part of rest) yield* out.sendText(chatId, part)
+      })
+
     const runTurn = (chat: ChatState, job: Job) =>
       Effect.gen(function*() {
         chatOfChannel.set(job.channel, chat.chatId)
@@ -139,9 +179,28 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           yield* Fiber.interrupt(typing)
           return
         }
+        const seen: Seen = { step: 0, maxSteps: 0, tool: null }
+        const shown: { messageId: number | undefined } = { messageId: undefined }
+        const progress = yield* Effect.fork(showProgress(chat.chatId, seen, shown))
         const trace = yield* runtime.handle({ userMessage: text.value, sessionId: chat.session, channel: job.channel })
-          .pipe(Effect.ensuring(Fiber.interrupt(typing)))
-        yield* out.sendText(chat.chatId, trace.final_response ?? `(no answer: the turn ended ${trace.outcome})`)
+          .pipe(
+            Effect.locally(TurnProgressListener, (event) =>
+              Effect.sync(() => {
+                if (event._tag === "Step") {
+                  seen.step = event.step
+                  seen.maxSteps = event.maxSteps
+                  seen.tool = null
+                } else {
+                  seen.tool = event.name
+                }
+              })),
+            Effect.ensuring(Effect.zipRight(Fiber.interrupt(typing), Fiber.interrupt(progress)))
+          )
+        yield* deliver(
+          chat.chatId,
+          trace.final_response ?? `(no answer: the turn ended ${trace.outcome})`,
+          shown.messageId
+        )
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)

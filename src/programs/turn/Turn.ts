@@ -22,6 +22,7 @@ import {
   UNRECORDED,
   unrecordedMessage
 } from "./Messages.js"
+import { reportProgress } from "./Progress.js"
 import { provenanceOf } from "./Provenance.js"
 import { think } from "./Think.js"
 import * as TurnState from "./TurnState.js"
@@ -189,6 +190,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     const prompt = built.right
     yield* update((current) => TurnState.prompted(current, prompt))
     for (let n = 0; n < config.maxSteps; n++) {
+      yield* reportProgress({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
       const next = yield* step
       if (next._tag === "End") return next
     }

@@ -57,6 +57,31 @@ describe("Telegram channel: turns, queues and commands", () => {
       script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }, { text: "again" }]
     }))))
 
+  const probe4 = probeTools.make()
+  it.scoped("a long turn shows one status message, edited as it goes, then replaced by the answer", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "take your time", 1))
+      yield* probe4.started
+      yield* TestClock.adjust("5 seconds")
+      const status = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.strictEqual(textOf(status.payload), "⏳ Working: step 1 of at most 10 · running slow · 5 s")
+      yield* TestClock.adjust("3 seconds")
+      const edited = yield* fake.awaitCall((call) => call.method === "editMessageText")
+      assert.strictEqual(edited.payload.message_id, 1000)
+      assert.strictEqual(textOf(edited.payload), "⏳ Working: step 1 of at most 10 · running slow · 8 s")
+      yield* TestClock.adjust("2 seconds")
+      const answer = yield* fake.awaitCall((call) => call.method === "editMessageText", 2)
+      assert.strictEqual(answer.payload.message_id, 1000)
+      assert.strictEqual(textOf(answer.payload), "done")
+      assert.strictEqual(fake.sent("sendMessage").length, 1)
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe4.tools,
+      telegram: { progressAfterMs: 5000 },
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }]
+    }))))
+
   const probe2 = probeTools.make()
   it.scoped("two chats run turns at once, while one chat's messages are answered in order", () =>
     Effect.gen(function*() {

@@ -4,12 +4,18 @@ import type { TelegramConfig } from "../../../src/domain/TelegramConfig.js"
 import { TestLayer, type TestOptions } from "../../../src/layers/Test.js"
 import { type FakeBotApi, OWNER, TOKEN } from "./FakeBotApi.js"
 
-/** The test graph routed as in production (no scripted owner), the owner allowed on Telegram. */
+/**
+ * The test graph routed as in production (no scripted owner), the owner allowed on Telegram. The progress message
+ * is held back for an hour unless a test asks for it, so that moving the clock does not add messages.
+ */
 export const telegramGraph = (options: TestOptions & { readonly telegram?: Partial<typeof TelegramConfig.Encoded> }) =>
   TestLayer({
     scriptedOwner: false,
     ...options,
-    config: { ...options.config, telegram: { allowedUserIds: [OWNER.id], ...options.telegram } }
+    config: {
+      ...options.config,
+      telegram: { allowedUserIds: [OWNER.id], progressAfterMs: 3_600_000, ...options.telegram }
+    }
   })
 
 /** Starts the channel as `serve` does (TelegramLive), pointed at the fake server through the environment. */
