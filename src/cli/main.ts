@@ -55,6 +55,9 @@ const jsonLogs = Layer.unwrapEffect(
 /** The audit log alone, read-only: verify and query create nothing and start no budget. */
 const AuditLayer = AuditLogExisting.pipe(Layer.provideMerge(ReadOnlyBaseLayer))
 
+/** The HTTP server, with the Telegram channel (on with TELEGRAM_BOT_TOKEN; its webhook route when configured). */
+const HttpWithTelegram = HttpLive.pipe(Layer.provide(TelegramLive))
+
 const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.gen(function*() {
     const command = yield* parseArgs(argv)
@@ -83,7 +86,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
         Effect.as(digestCommand(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
       Serve: () =>
         Layer.launch(
-          Layer.mergeAll(HttpLive, DigestScheduleLive, BackupScheduleLive, TerminalAnswering, TelegramLive).pipe(
+          Layer.mergeAll(HttpWithTelegram, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(
             Layer.provide(MainLayer)
           )
         )

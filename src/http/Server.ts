@@ -5,6 +5,7 @@ import type { Redacted } from "effect"
 import { createServer } from "node:http"
 import { makeApprovalsApi } from "../channels/http/Approvals.js"
 import { makeTurns } from "../channels/http/Turns.js"
+import { TelegramWebhookRoute } from "../channels/telegram/Webhook.js"
 import { ErrorCountingLogger } from "../layers/Logging.js"
 import { Metrics } from "../services/Metrics.js"
 import { AdminToken, adminTokenMissing, requireAdmin } from "./AdminAuth.js"
@@ -33,7 +34,8 @@ export const makeRouter = (adminToken: Option.Option<Redacted.Redacted>) =>
     const turns = yield* makeTurns
     const approvals = yield* makeApprovalsApi(Option.isSome(adminToken))
     const admin = requireAdmin(adminToken)
-    return HttpRouter.empty.pipe(
+    const telegram = Option.flatten(yield* Effect.serviceOption(TelegramWebhookRoute))
+    const routes = HttpRouter.empty.pipe(
       HttpRouter.get(
         "/health",
         boundary(Effect.map(health, (report) =>
@@ -51,6 +53,8 @@ export const makeRouter = (adminToken: Option.Option<Redacted.Redacted>) =>
       HttpRouter.get("/v1/approvals", boundary(admin(approvals.list))),
       HttpRouter.post("/v1/approvals/:id", boundary(admin(approvals.answer)))
     )
+    // Telegram's webhook, when the channel runs in webhook mode: checked by its own secret token, not the admin's.
+    return Option.isSome(telegram) ? HttpRouter.post(routes, telegram.value.path, boundary(telegram.value.app)) : routes
   })
 
 export const HttpConfig = Config.all({
