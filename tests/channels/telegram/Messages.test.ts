@@ -74,6 +74,22 @@ describe("Telegram channel: messages", () => {
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Yes." }] })), Effect.provide(logs.layer))
   })
 
+  it.scoped("group chats are ignored unless telegram.allowGroups is on", () => {
+    const logs = captureLogs()
+    const group = { id: -1001381869258, title: "Group", type: "supergroup" }
+    return Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push({ message: { message_id: 966, from: OWNER, chat: group, date: 1602865098, text: "in the group" } })
+      fake.push(textMessage(OWNER, "in private", 2))
+      yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.deepStrictEqual(fake.sent("sendMessage").map((call) => call.payload.chat_id), [OWNER.id])
+      const traces = yield* (yield* RecordedTraces).all
+      assert.deepStrictEqual(traces.map((trace) => trace.user_message), ["in private"])
+      assert.isTrue(logs.lines.some((line) => line.includes(`ignored a message in supergroup chat ${group.id}`)))
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Hello!" }] })), Effect.provide(logs.layer))
+  })
+
   it.scoped("without TELEGRAM_BOT_TOKEN the channel is off: nothing registers, no call reaches the Bot API", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi

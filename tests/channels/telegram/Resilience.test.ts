@@ -50,6 +50,24 @@ describe("Telegram channel: long answers, rate limits, failures", () => {
       assert.strictEqual(retried.payload.chat_id, OWNER.id)
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Hello!" }] }))))
 
+  it.scoped("a network or server failure is retried with backoff, and the answer still arrives once", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      fake.failNext("sendMessage", 502, { ok: false, error_code: 502, description: "Bad Gateway" })
+      fake.failNext("sendMessage", 500, { ok: false, error_code: 500, description: "Internal Server Error" })
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "hello"))
+      yield* fake.awaitCall((call) => call.method === "sendMessage")
+      const now = yield* Clock.currentTimeMillis
+      while (!Chunk.toReadonlyArray(yield* TestClock.sleeps()).includes(now + 1000)) yield* tick
+      yield* TestClock.adjust("1 second")
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      while (!Chunk.toReadonlyArray(yield* TestClock.sleeps()).includes(now + 3000)) yield* tick
+      yield* TestClock.adjust("2 seconds")
+      const delivered = yield* fake.awaitCall((call) => call.method === "sendMessage", 3)
+      assert.strictEqual(textOf(delivered.payload), "Hello!")
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Hello!" }] }))))
+
   it.scoped("a chat that blocked the bot (403) is not retried, and the bot goes on with the next message", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi

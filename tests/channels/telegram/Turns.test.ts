@@ -114,15 +114,16 @@ describe("Telegram channel: turns, queues and commands", () => {
     Effect.gen(function*() {
       const fake = yield* FakeBotApi
       yield* startBot(fake)
-      const commands = ["/help", "/status", "/budget", "/frobnicate"]
+      const commands = ["/help", "/status", "/budget", "/frobnicate", "/digest"]
       commands.forEach((text, i) => fake.push(textMessage(OWNER, text, i + 1)))
       yield* fake.awaitCall((call) => call.method === "sendMessage", commands.length)
-      const [help, status, budget, unknown] = textsTo(fake, OWNER.id)
+      const [help, status, budget, unknown, digest] = textsTo(fake, OWNER.id)
       assert.include(help, "/stop")
       assert.include(status, "myclaw is up.")
       assert.include(status, "running turns: 0")
       assert.include(budget, "spent today")
       assert.include(unknown, "Unknown command /frobnicate.")
+      assert.match(digest, /^myclaw · digest · \d{4}-\d{2}-\d{2}\n/)
       fake.push(textMessage(OWNER, "first", 10))
       yield* fake.awaitCall((call) => call.method === "sendMessage", commands.length + 1)
       fake.push(textMessage(OWNER, "/new", 11))
