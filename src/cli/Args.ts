@@ -8,6 +8,7 @@ export type Command = Data.TaggedEnum<{
   Doctor: {}
   Budget: {}
   AuditVerify: { readonly seedFile: string | undefined }
+  AuditResume: { readonly seedFile: string }
   AuditQuery: {
     readonly kind: AuditKind | undefined
     readonly since: number | undefined
@@ -20,6 +21,7 @@ export type Command = Data.TaggedEnum<{
   Digest: { readonly day: string; readonly polish: boolean }
   BudgetOverride: { readonly until: string; readonly reason: string }
   Help: {}
+  Version: {}
 }>
 export const Command = Data.taggedEnum<Command>()
 
@@ -32,11 +34,13 @@ export const usage = `Usage:
   myclaw doctor                                    check the configuration and one completion per provider
   myclaw digest [today|YYYY-MM-DD] [--no-polish]   the day's digest from the audit log
   myclaw audit verify [--seed FILE]                check the audit log's chains, checkpoints and signatures
+  myclaw audit resume --seed FILE                  continue a restored log whose key is gone, from the seed
   myclaw audit query [--kind K] [--since DAY|ISO] [--until DAY|ISO] [--sender S] [--limit N] [--json]
   myclaw backup [--dest DIR]                       a tar.gz of the workspace, with the retention of old ones
   myclaw budget                                    today's spend, the caps, what remains, when it resets
   myclaw budget override --until HH:MM --reason "..."   lift the hard cap until HH:MM today (audited)
-  myclaw help                                      this text
+  myclaw help, <command> --help                    this text
+  myclaw --version                                 the version
 
 Environment: MYCLAW_HOME (workspace, default ./workspace), MYCLAW_CONFIG (default <workspace>/myclaw.json),
 MYCLAW_HTTP_HOST (default 127.0.0.1), MYCLAW_HTTP_PORT (default 8787), MYCLAW_LOG_LEVEL (default Info),
@@ -109,7 +113,13 @@ const parseAudit = (args: ReadonlyArray<string>): Either.Either<Command, UsageEr
   if (sub === "verify") {
     return Either.map(parseOptions("audit verify", rest, ["seed"]), (o) => Command.AuditVerify({ seedFile: o.seed }))
   }
-  if (sub !== "query") return fail(`audit: expected verify or query, got ${JSON.stringify(sub ?? "")}`)
+  if (sub === "resume") {
+    return Either.flatMap(parseOptions("audit resume", rest, ["seed"]), (o) =>
+      o.seed === undefined
+        ? fail("audit resume needs --seed FILE: the verification seed written when the log began")
+        : Either.right(Command.AuditResume({ seedFile: o.seed })))
+  }
+  if (sub !== "query") return fail(`audit: expected verify, query or resume, got ${JSON.stringify(sub ?? "")}`)
   const json = rest.includes("--json")
   return Either.flatMap(
     parseOptions("audit query", rest.filter((arg) => arg !== "--json"), ["kind", "since", "until", "sender", "limit"]),
@@ -118,33 +128,53 @@ const parseAudit = (args: ReadonlyArray<string>): Either.Either<Command, UsageEr
         return fail(`audit query: --kind ${o.kind} is not a record kind (${auditKinds.join(", ")})`)
       }
       const limit = o.limit === undefined ? 20 : Number(o.limit)
-      if (!Number.isInteger(limit) || limit <= 0) {
-        return fail(`audit query: --limit must be a positive integer, got ${o.limit}`)
+      if (!/^\d+$/.test(o.limit ?? "20") || !Number.isSafeInteger(limit) || limit <= 0 || limit > MAX_LIMIT) {
+        return fail(`audit query: --limit must be a whole number from 1 to ${MAX_LIMIT}, got ${o.limit}`)
       }
       const time = (name: "since" | "until") => {
         const text = o[name]
         if (text === undefined) return Either.right(undefined)
         return Either.mapLeft(
           parseAuditTime(text, name),
-          (message) => new UsageError({ message: `audit query: --${name} ${message}` })
+          (message) => new UsageError({ message: `audit query: ${message}` })
         )
       }
       return Either.flatMap(
         time("since"),
         (since) =>
-          Either.map(
+          Either.flatMap(
             time("until"),
             (until) =>
-              Command.AuditQuery({ kind: o.kind as AuditKind | undefined, since, until, sender: o.sender, limit, json })
+              since !== undefined && until !== undefined && since > until
+                ? fail(`audit query: --since ${o.since} is after --until ${o.until}`)
+                : Either.right(
+                  Command.AuditQuery({
+                    kind: o.kind as AuditKind | undefined,
+                    since,
+                    until,
+                    sender: o.sender,
+                    limit,
+                    json
+                  })
+                )
           )
       )
     }
   )
 }
 
+/** The most records one `audit query` prints. */
+export const MAX_LIMIT = 1_000_000
+
 export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
   const [command, ...rest] = argv
+  // `<command> --help` asks for the usage, whatever else the line says.
+  if (rest.includes("--help") || rest.includes("-h")) return Either.right(Command.Help())
   switch (command) {
+    case "--version":
+    case "-V":
+    case "version":
+      return Either.right(Command.Version())
     case "chat":
       return parseChat(rest)
     case "serve":

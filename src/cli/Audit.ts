@@ -1,7 +1,12 @@
 import { FileSystem } from "@effect/platform"
-import { Console, Effect, Either } from "effect"
+import { Clock, Console, Effect, Either } from "effect"
+import * as NodePath from "node:path"
 import { type AuditKind, AuditRecord, type SealedRecord } from "../domain/AuditRecord.js"
+import { isoAt } from "../domain/Time.js"
+import { auditKeyDir } from "../layers/audit/AuditLogFile.js"
+import { deriveKey, epochOf, makeKeyStore, parseKeyFile } from "../layers/audit/Keys.js"
 import { AuditLog, type IntegrityReport } from "../services/AuditLog.js"
+import { Workspace } from "../services/Workspace.js"
 
 /** The record kinds `--kind` accepts, from the record schema itself. */
 export const auditKinds: ReadonlyArray<AuditKind> = AuditRecord.members.map((member) => member.fields.kind.literals[0])
@@ -71,6 +76,70 @@ export const auditVerify = (options: { readonly seedFile?: string | undefined })
     return report.right.ok ? 0 : 1
   })
 
+/** Problems a restored log may show without being tampered with: its checkpoints were kept with the lost keys. */
+const restoreNotes: ReadonlyArray<string> = ["unanchored", "truncated"]
+
+/**
+ * `myclaw audit resume --seed FILE`: continues a log whose key is gone (a workspace restored from a backup).
+ * The whole log must verify against the owner's seed first; then today's key is derived again from the seed
+ * and installed, and an `audit_resumed` record says so. Refused when the key is present (nothing to resume).
+ */
+export const auditResume = (options: { readonly seedFile: string }) =>
+  Effect.gen(function*() {
+    const log = yield* AuditLog
+    const fs = yield* FileSystem.FileSystem
+    const workspace = yield* Workspace
+    const read = yield* Effect.either(fs.readFile(options.seedFile))
+    if (Either.isLeft(read)) {
+      yield* Console.error(`myclaw: cannot read the seed ${options.seedFile}: ${read.left.message}`)
+      return 2
+    }
+    const seed = parseKeyFile(read.right)
+    if (Either.isLeft(seed)) {
+      yield* Console.error(`myclaw: ${options.seedFile}: ${seed.left}`)
+      return 2
+    }
+    const keys = makeKeyStore(NodePath.resolve(yield* auditKeyDir(workspace.root)))
+    const present = yield* Effect.either(keys.load)
+    if (Either.isRight(present) && present.right !== undefined) {
+      yield* Console.error(
+        `myclaw: the audit key is present (${keys.keyFile}): the log can be written, there is nothing to resume`
+      )
+      return 1
+    }
+    const report = yield* log.verifyIntegrity({ seed: read.right })
+    const breaks = report.problems.filter((problem) => !restoreNotes.includes(problem.problem))
+    if (breaks.length > 0) {
+      yield* Console.log(renderReport(report))
+      yield* Console.error("myclaw: the log does not verify against this seed: not resumed")
+      return 1
+    }
+    const now = yield* Clock.currentTimeMillis
+    const key = deriveKey(seed.right, epochOf(now))
+    if (key === undefined) {
+      yield* Console.error(`myclaw: ${options.seedFile} starts after today: it is not this log's seed`)
+      return 2
+    }
+    yield* keys.restore(key)
+    const records = report.files.reduce((sum, file) => sum + file.records, 0)
+    yield* log.append({
+      kind: "audit_resumed",
+      at: isoAt(now),
+      sender: "cli",
+      seed_epoch: seed.right.epoch,
+      key_epoch: key.epoch,
+      records_verified: records,
+      notes: report.problems.length === 0
+        ? "the whole log verified against the seed"
+        : report.problems.map((problem) => `${problem.problem} ${problem.file}: ${problem.detail}`).join("; ")
+    })
+    yield* Console.log(
+      `audit log resumed: ${records} records verified against the seed, key of day ${key.epoch} installed in ` +
+        `${keys.keyDir}; an audit_resumed record says so. Move ${options.seedFile} off this machine again.`
+    )
+    return 0
+  })
+
 const summaryOf = (record: SealedRecord): string => {
   switch (record.kind) {
     case "trace":
@@ -88,8 +157,12 @@ const summaryOf = (record: SealedRecord): string => {
       return `until ${record.until}: ${record.reason}`
     case "injection_suspected":
       return `${record.source}: ${record.pattern}`
+    case "audit_resumed":
+      return `key of day ${record.key_epoch} derived from the seed after ${record.records_verified} records verified`
     case "recovered":
       return `${record.file}: ${record.truncated_bytes} bytes cut`
+    case "llm_call":
+      return `${record.purpose}: ${record.model} ${record.cost_usd.toFixed(4)} USD`
   }
 }
 

@@ -1,6 +1,8 @@
-import { Console, Effect } from "effect"
+import { Clock, Console, Effect } from "effect"
+import { localDay } from "../domain/Time.js"
 import { dailyDigest } from "../programs/Digest.js"
 import { isDigestDay } from "../programs/digest/DigestText.js"
+import { MyclawConfig } from "../services/MyclawConfig.js"
 import { UsageError } from "./Args.js"
 
 /**
@@ -12,6 +14,13 @@ export const digestCommand = (options: { readonly day: string; readonly polish?:
     if (!isDigestDay(options.day)) {
       return yield* new UsageError({
         message: `digest: expected today or a day as YYYY-MM-DD, got ${JSON.stringify(options.day)}`
+      })
+    }
+    const { config } = yield* MyclawConfig
+    const today = localDay(yield* Clock.currentTimeMillis, config.budget.timeZone)
+    if (options.day !== "today" && options.day > today) {
+      return yield* new UsageError({
+        message: `digest: ${options.day} is in the future (today is ${today} in ${config.budget.timeZone})`
       })
     }
     const digest = yield* dailyDigest({ day: options.day, polish: options.polish ?? true })

@@ -6,12 +6,13 @@ import { TerminalAnswering, TerminalApprovals } from "../channels/cli/TerminalAp
 import { TelegramLive } from "../channels/telegram/Live.js"
 import { HttpLive } from "../http/Server.js"
 import { AuditLogExisting } from "../layers/audit/AuditLogFile.js"
-import { BaseLayer, MainLayer, ReadOnlyBaseLayer, StateLayer } from "../layers/Main.js"
+import { BaseLayer, MainLayer, ReadOnlyBaseLayer, StateLayer, StateReadOnlyLayer } from "../layers/Main.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
+import { version } from "../Version.js"
 import { Command, parseArgs, usage } from "./Args.js"
-import { auditQuery, auditVerify } from "./Audit.js"
+import { auditQuery, auditResume, auditVerify } from "./Audit.js"
 import { backupCommand } from "./Backup.js"
 import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { digestCommand } from "./Digest.js"
@@ -63,6 +64,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
     const command = yield* parseArgs(argv)
     return yield* Command.$match(command, {
       Help: () => Effect.as(Console.log(usage), 0),
+      Version: () => Effect.as(Console.log(`myclaw ${version}`), 0),
       Chat: (options) =>
         Effect.as(
           chat(options).pipe(
@@ -73,13 +75,17 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
         ),
       Doctor: () => doctor.pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Budget: () =>
-        budgetShow.pipe(Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))), Effect.provide(stderrLogs)),
+        budgetShow.pipe(
+          Effect.provide(StateReadOnlyLayer.pipe(Layer.provideMerge(ReadOnlyBaseLayer))),
+          Effect.provide(stderrLogs)
+        ),
       BudgetOverride: (options) =>
         budgetOverride(options).pipe(
           Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))),
           Effect.provide(stderrLogs)
         ),
       AuditVerify: (options) => auditVerify(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
+      AuditResume: (options) => auditResume(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       Backup: (options) => backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Digest: (options) =>
@@ -102,7 +108,8 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       ConfigFileError: (error) => Effect.as(Console.error(`myclaw: ${error.file}: ${error.message}`), 1),
       WorkspaceError: (error) => Effect.as(Console.error(`myclaw: workspace ${error.path}: ${error.message}`), 1),
       TraceStoreError: (error) => Effect.as(Console.error(`myclaw: trace store ${error.path}: ${error.message}`), 1),
-      AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1)
+      AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1),
+      HttpListenError: (error) => Effect.as(Console.error(`myclaw: ${error.message}`), 1)
     }),
     Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))
   )

@@ -124,9 +124,14 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   maxSteps: withDefault(PositiveInt, () => 10),
   timeouts: withDefault(Timeouts, () => ({ llmMs: 60_000, toolMs: 30_000 })),
   retries: withDefault(Retries, () => ({ max: 3, baseDelayMs: 500 })),
-  policy: withDefault(Schema.Struct({ rules: withDefault(Schema.Array(PolicyRule), () => []) }), () => ({
-    rules: []
-  })),
+  policy: withDefault(
+    Schema.Struct({
+      rules: withDefault(Schema.Array(PolicyRule), () => []),
+      /** Workspace globs whose content does not taint a turn (judged on the resolved real path). */
+      trusted: withDefault(Schema.Array(Schema.String.pipe(Schema.minLength(1))), () => [])
+    }),
+    () => ({ rules: [], trusted: [] })
+  ),
   approvals: withDefault(Schema.Struct({ timeoutMs: withDefault(PositiveInt, () => 300_000) }), () => ({
     timeoutMs: 300_000
   })),

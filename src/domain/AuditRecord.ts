@@ -118,6 +118,36 @@ export const RecoveredRecord = Schema.Struct({
   detail: Schema.String
 })
 
+/**
+ * The log continued after its key was lost (a workspace restored from a backup): the current key was derived
+ * again from the owner's verification seed, after the whole log verified against it.
+ */
+export const AuditResumedRecord = Schema.Struct({
+  kind: Schema.Literal("audit_resumed"),
+  at: At,
+  sender: Schema.String,
+  seed_epoch: Schema.Number,
+  key_epoch: Schema.Number,
+  records_verified: Schema.Number,
+  notes: Schema.String
+})
+
+/**
+ * A paid LLM call made outside a turn (a turn's calls are in its trace record, with their cost): what it was
+ * for, the model and what it cost, so the day's spend can be rebuilt from the log alone.
+ */
+export const LlmCallRecord = Schema.Struct({
+  kind: Schema.Literal("llm_call"),
+  at: At,
+  purpose: Schema.String,
+  provider: Schema.String,
+  model: Schema.String,
+  tier: Schema.String,
+  input_tokens: Schema.Number,
+  output_tokens: Schema.Number,
+  cost_usd: Schema.Number
+})
+
 export const AuditRecord = Schema.Union(
   TraceRecord,
   ApprovalRecord,
@@ -126,7 +156,9 @@ export const AuditRecord = Schema.Union(
   ConstitutionModifiedRecord,
   BudgetOverrideRecord,
   InjectionSuspectedRecord,
-  RecoveredRecord
+  RecoveredRecord,
+  LlmCallRecord,
+  AuditResumedRecord
 )
 export type AuditRecord = typeof AuditRecord.Type
 export type AuditKind = AuditRecord["kind"]

@@ -95,11 +95,37 @@ export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("Budget
   reservedEur: Schema.Number,
   callEur: Schema.Number,
   hardCapEur: Schema.Number,
-  resetsAt: Schema.Number
+  resetsAt: Schema.Number,
+  /** The call refused: its model and the tokens its maximum was computed from. */
+  model: Schema.optional(Schema.String),
+  inputTokens: Schema.optional(Schema.Number),
+  maxOutputTokens: Schema.optional(Schema.Number)
 }) {}
 
-/** A refusal in words: what the call could cost and the cap it would pass. */
-export const budgetExceededMessage = (error: BudgetExceeded): string =>
-  `this call could cost up to ${error.callEur.toFixed(4)} EUR: with ${
-    (error.spentEur + error.reservedEur).toFixed(4)
-  } EUR spent or reserved today that passes the ${error.hardCapEur.toFixed(2)} EUR hard cap`
+/**
+ * The budget's store cannot be read or written (`Io`: disk, lock held too long; `ReadOnly`: this process only
+ * reads the budget). A call whose reservation cannot be stored is not made.
+ */
+export class BudgetStoreError extends Schema.TaggedError<BudgetStoreError>()("BudgetStoreError", {
+  path: Schema.String,
+  reason: Schema.Literal("Io", "ReadOnly"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+/** The hard cap is not reached: only this call's maximum would pass it. */
+export const callTooLarge = (error: BudgetExceeded): boolean => error.spentEur + error.reservedEur < error.hardCapEur
+
+/** A refusal in words: what the call could cost, what remains, and the cap it would pass. */
+export const budgetExceededMessage = (error: BudgetExceeded): string => {
+  const used = error.spentEur + error.reservedEur
+  const what = error.model === undefined
+    ? ""
+    : ` (${error.model}: a prompt of about ${error.inputTokens ?? 0} tokens and up to ${
+      error.maxOutputTokens ?? 0
+    } output tokens)`
+  const held = error.reservedEur > 0 ? `, ${error.reservedEur.toFixed(4)} EUR held by calls in flight` : ""
+  return `this call could cost up to ${error.callEur.toFixed(4)} EUR${what}, more than the ${
+    Math.max(0, error.hardCapEur - used).toFixed(4)
+  } EUR left of the ${error.hardCapEur.toFixed(2)} EUR hard cap (${error.spentEur.toFixed(4)} EUR spent today${held})`
+}

@@ -17,9 +17,9 @@ export interface HealthReport {
   readonly status: HealthStatus
   readonly version: string
   readonly uptime_s: number
-  readonly pid: number
+  /** Names only, no absolute path: the report is open to anyone who can reach the port. */
   readonly workspace: {
-    readonly root: string
+    readonly name: string
     readonly config_file: string
     readonly config_loaded: boolean
     readonly mounted: boolean
@@ -83,6 +83,9 @@ export const makeHealth = Effect.gen(function*() {
   const telegram = yield* Config.option(Config.redacted("TELEGRAM_BOT_TOKEN"))
   const startedAt = yield* Clock.currentTimeMillis
   const soulFile = NodePath.join(workspace.root, "SOUL.md")
+  const workspaceName = NodePath.basename(workspace.root)
+  const relative = NodePath.relative(workspace.root, file)
+  const configName = relative.startsWith("..") || NodePath.isAbsolute(relative) ? NodePath.basename(file) : relative
   const soulHash = fs.readFile(soulFile).pipe(
     Effect.map((bytes) => Option.some(createHash("sha256").update(bytes).digest("hex"))),
     Effect.orElseSucceed(() => Option.none<string>())
@@ -111,8 +114,8 @@ export const makeHealth = Effect.gen(function*() {
 
     const down: Array<string> = []
     const degraded: Array<string> = []
-    if (!mounted) down.push(`the workspace ${workspace.root} is missing`)
-    else if (!writable) down.push(`the workspace ${workspace.root} is not writable`)
+    if (!mounted) down.push(`the workspace folder ${workspaceName} is missing`)
+    else if (!writable) down.push(`the workspace folder ${workspaceName} is not writable`)
     if (Option.isSome(auditFailure)) {
       down.push(`the audit log cannot be written (${auditFailure.value.message}): turns are refused until it can`)
     }
@@ -122,7 +125,7 @@ export const makeHealth = Effect.gen(function*() {
     const successes = providers.flatMap((p) => (p.lastSuccessAt === null ? [] : [p.lastSuccessAt]))
     const lastSuccess = successes.length === 0 ? null : Math.max(...successes)
     const reachable = providers.length > 0 && !providers.every(failing)
-    if (providers.length === 0) degraded.push(`no LLM provider is configured: add one under "tiers" in ${file}`)
+    if (providers.length === 0) degraded.push(`no LLM provider is configured: add one under "tiers" in ${configName}`)
     else if (!reachable && now - (lastSuccess ?? startedAt) > LLM_DOWN_AFTER_MS) {
       down.push(`every LLM provider has been failing for more than ${LLM_DOWN_AFTER_MS / 60_000} minutes`)
     } else {
@@ -142,10 +145,9 @@ export const makeHealth = Effect.gen(function*() {
       status: down.length > 0 ? "down" : degraded.length > 0 ? "degraded" : "ok",
       version,
       uptime_s: Math.floor((now - startedAt) / 1000),
-      pid: process.pid,
       workspace: {
-        root: workspace.root,
-        config_file: file,
+        name: workspaceName,
+        config_file: configName,
         config_loaded: loaded,
         mounted,
         writable,

@@ -1,11 +1,12 @@
-import { HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Config, Effect, Layer, Option } from "effect"
+import { Cause, Config, Effect, Layer, Option, Schema } from "effect"
 import type { Redacted } from "effect"
 import { createServer } from "node:http"
 import { makeApprovalsApi } from "../channels/http/Approvals.js"
 import { makeTurns } from "../channels/http/Turns.js"
 import { TelegramWebhookRoute } from "../channels/telegram/Webhook.js"
+import { messageOf } from "../domain/Errors.js"
 import { ErrorCountingLogger } from "../layers/Logging.js"
 import { Metrics } from "../services/Metrics.js"
 import { AdminToken, adminTokenMissing, requireAdmin } from "./AdminAuth.js"
@@ -28,6 +29,10 @@ const boundary = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResp
  * the server's scope (the approvals API answers approvals while it is open); each request only runs handlers.
  */
 export const makeRouter = (adminToken: Option.Option<Redacted.Redacted>) =>
+  Effect.map(makeRoutes(adminToken), ({ router }) => router)
+
+/** The router and the drain of its turns in flight (what a shutdown runs before the server closes). */
+export const makeRoutes = (adminToken: Option.Option<Redacted.Redacted>) =>
   Effect.gen(function*() {
     const health = yield* makeHealth
     const metrics = yield* Metrics
@@ -35,7 +40,7 @@ export const makeRouter = (adminToken: Option.Option<Redacted.Redacted>) =>
     const approvals = yield* makeApprovalsApi(Option.isSome(adminToken))
     const admin = requireAdmin(adminToken)
     const telegram = Option.flatten(yield* Effect.serviceOption(TelegramWebhookRoute))
-    const routes = HttpRouter.empty.pipe(
+    const router = HttpRouter.empty.pipe(
       HttpRouter.get(
         "/health",
         boundary(Effect.map(health, (report) =>
@@ -49,13 +54,38 @@ export const makeRouter = (adminToken: Option.Option<Redacted.Redacted>) =>
         boundary(admin(Effect.map(metrics.scrape, (pairs) =>
           HttpServerResponse.text(renderPrometheus(pairs), { contentType: prometheusContentType }))))
       ),
-      HttpRouter.post("/v1/turns", boundary(admin(turns))),
+      HttpRouter.post("/v1/turns", boundary(admin(turns.handle))),
       HttpRouter.get("/v1/approvals", boundary(admin(approvals.list))),
-      HttpRouter.post("/v1/approvals/:id", boundary(admin(approvals.answer)))
+      HttpRouter.post("/v1/approvals/:id", boundary(admin(approvals.answer))),
+      // Telegram's webhook, when the channel runs in webhook mode: checked by its own secret token, not the admin's.
+      (routes) =>
+        Option.isSome(telegram) ? HttpRouter.post(routes, telegram.value.path, boundary(telegram.value.app)) : routes,
+      Effect.catchTag("RouteNotFound", () =>
+        Effect.map(HttpServerRequest.HttpServerRequest, notRouted))
     )
-    // Telegram's webhook, when the channel runs in webhook mode: checked by its own secret token, not the admin's.
-    return Option.isSome(telegram) ? HttpRouter.post(routes, telegram.value.path, boundary(telegram.value.app)) : routes
+    return { router, drain: turns.drain }
   })
+
+/** The methods of each route, for the 405 of a known path asked with another method. */
+const routes: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^\/health$/, "GET"],
+  [/^\/metrics$/, "GET"],
+  [/^\/v1\/turns$/, "POST"],
+  [/^\/v1\/approvals$/, "GET"],
+  [/^\/v1\/approvals\/[^/]+$/, "POST"]
+]
+
+/** A request no route took: 405 with `Allow` when the path is known, else a JSON 404. */
+const notRouted = (request: HttpServerRequest.HttpServerRequest) => {
+  const path = request.url.split("?")[0]!
+  const allow = routes.find(([pattern]) => pattern.test(path))?.[1]
+  return allow === undefined
+    ? HttpServerResponse.unsafeJson({ error: "not_found", message: `no route ${path}` }, { status: 404 })
+    : HttpServerResponse.unsafeJson(
+      { error: "method_not_allowed", message: `${path} accepts ${allow} only`, allow },
+      { status: 405, headers: { allow } }
+    )
+}
 
 export const HttpConfig = Config.all({
   host: Config.string("MYCLAW_HTTP_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -63,19 +93,52 @@ export const HttpConfig = Config.all({
   port: Config.integer("MYCLAW_HTTP_PORT").pipe(
     Config.validate({ message: "a port number from 0 to 65535", validation: (n) => n >= 0 && n <= 65535 }),
     Config.withDefault(8787)
+  ),
+  /** On SIGTERM/SIGINT: how long turns in flight may take to finish before they are interrupted. */
+  shutdownGraceMs: Config.integer("MYCLAW_SHUTDOWN_GRACE_MS").pipe(
+    Config.validate({ message: "milliseconds, 0 or more", validation: (n) => n >= 0 }),
+    Config.withDefault(5000)
   )
 })
+
+/** The server cannot listen: the address, the system's code and what to change are in the message. */
+export class HttpListenError extends Schema.TaggedError<HttpListenError>()("HttpListenError", {
+  address: Schema.String,
+  code: Schema.String,
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+export const listenError = (host: string, port: number, cause: unknown): HttpListenError => {
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : "unknown"
+  const address = `${host}:${port}`
+  const change = "set MYCLAW_HTTP_PORT (and MYCLAW_HTTP_HOST) to a free address"
+  const why = code === "EADDRINUSE"
+    ? `the address is already in use (EADDRINUSE): another process, perhaps another myclaw serve, holds it; stop it or ${change}`
+    : code === "EACCES"
+    ? `permission denied (EACCES): ports below 1024 need privileges; ${change}`
+    : code === "EADDRNOTAVAIL"
+    ? `no such address on this machine (EADDRNOTAVAIL); ${change}`
+    : `${code}: ${messageOf(cause)}; ${change}`
+  return new HttpListenError({ address, code, message: `cannot listen on ${address}: ${why}`, cause })
+}
 
 /** The HTTP server on MYCLAW_HTTP_HOST:MYCLAW_HTTP_PORT, closed with its scope; it needs `Metrics`. */
 export const HttpServerLive = Layer.unwrapScoped(
   Effect.gen(function*() {
-    const { host, port } = yield* HttpConfig
+    const { host, port, shutdownGraceMs } = yield* HttpConfig
     const adminToken = yield* AdminToken
     if (Option.isNone(adminToken)) yield* Effect.logWarning(`${adminTokenMissing}: set it to enable them`)
-    const router = yield* makeRouter(adminToken)
-    return HttpServer.serve(router).pipe(
-      HttpServer.withLogAddress,
-      Layer.provide(NodeHttpServer.layer(createServer, { host, port }))
+    const { drain, router } = yield* makeRoutes(adminToken)
+    const listening = NodeHttpServer.layer(createServer, { host, port }).pipe(
+      Layer.catchAll((error) => Layer.fail(listenError(host, port, error.cause)))
+    )
+    // Built after the server, so closed before it: turns in flight are drained (with a deadline) while the server
+    // still answers (/health, and 503 to new turns); only then does it stop listening.
+    const draining = Layer.scopedDiscard(Effect.addFinalizer(() => drain(shutdownGraceMs)))
+    return draining.pipe(
+      Layer.provideMerge(HttpServer.serve(router).pipe(HttpServer.withLogAddress)),
+      Layer.provide(listening)
     )
   })
 )

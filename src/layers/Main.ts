@@ -4,7 +4,7 @@ import { makeAppLayer, makeStateLayer } from "./AppLayer.js"
 import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
 import { AuditLogFile } from "./audit/AuditLogFile.js"
-import { BudgetLive } from "./budget/BudgetLive.js"
+import { BudgetLive, BudgetReadOnly } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
 import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
@@ -38,6 +38,9 @@ export const LiveParts = {
 
 /** The signed audit log and the budget kept beside it. */
 export const StateLayer = makeStateLayer(LiveParts)
+
+/** The audit log and the budget as read-only commands see it: the budget store is neither created nor written. */
+export const StateReadOnlyLayer = makeStateLayer({ ...LiveParts, budget: BudgetReadOnly })
 
 /** The whole graph from configuration: composed once, at the edge. */
 export const MainLayer = makeAppLayer(LiveParts)

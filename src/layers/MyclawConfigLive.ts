@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Config, Effect, Layer, ParseResult } from "effect"
 import * as NodePath from "node:path"
 import { AppConfig, decodeAppConfig } from "../domain/AppConfig.js"
+import { configProblems, jsonSyntaxPosition } from "../domain/ConfigProblems.js"
 import { ConfigFileError, messageOf } from "../domain/Errors.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
@@ -27,7 +28,9 @@ export const loadConfigFile = (file: string) =>
         new ConfigFileError({
           file,
           reason: "InvalidJson",
-          message: `the configuration is not valid JSON: ${messageOf(error)}`,
+          message: `the configuration is not valid JSON${
+            ((at) => at === undefined ? "" : ` at line ${at.line}, column ${at.column}`)(jsonSyntaxPosition(text))
+          }: ${messageOf(error)}`,
           cause: error
         })
     })
@@ -36,7 +39,9 @@ export const loadConfigFile = (file: string) =>
         new ConfigFileError({
           file,
           reason: "Invalid",
-          message: `invalid configuration:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+          message: `invalid configuration:\n${
+            configProblems(ParseResult.ArrayFormatter.formatErrorSync(error)).map((line) => `  ${line}`).join("\n")
+          }`,
           cause: error
         })
       )

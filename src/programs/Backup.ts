@@ -15,6 +15,20 @@ import { isInside } from "../domain/Paths.js"
 const BACKUP_NAME = /^workspace-(\d{8})-(\d{4})\.tar\.gz$/
 const LEFT_OUT = [".audit/index.sqlite", ".audit/index.sqlite-wal", ".audit/index.sqlite-shm", ".audit/writer.lock"]
 
+/** The note every backup carries about what it leaves out and how to restore. */
+export const BACKUP_NOTE = "BACKUP-README.txt"
+const backupNote = `This is a myclaw workspace backup. It does not contain:
+- the audit keys (MYCLAW_KEY_DIR, by default .myclaw-keys/<workspace name> next to the workspace) nor the
+  audit checkpoints kept with them: a key must never travel with the log it signs;
+- the verification seed (audit-seed.json), which the owner keeps off the machine;
+- the audit query index (.audit/index.sqlite), rebuilt from the files on first use.
+
+To restore: extract the workspace, point MYCLAW_HOME at it, then
+  myclaw audit resume --seed /path/to/audit-seed.json
+which verifies the whole log against the seed, derives today's key again and records that it did.
+Until then, no turn runs: a turn that cannot be audited is refused.
+`
+
 /** `workspace-YYYYMMDD-HHMM.tar.gz` for an instant, in UTC. */
 export const backupName = (millis: number): string => {
   const iso = new Date(millis).toISOString()
@@ -85,6 +99,17 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
   const file = NodePath.join(dest, backupName(options.now))
   const temporary = NodePath.join(dest, `.${NodePath.basename(file)}.partial`)
   const base = NodePath.basename(workspace)
+  // What the archive does not hold, said inside it: the note lands in the restored workspace (added last, so
+  // it replaces the copy a restored workspace already holds).
+  const notes = yield* Effect.tryPromise({
+    try: async () => {
+      const dir = await NodeFs.mkdtemp(NodePath.join(dest, ".backup-notes-"))
+      await NodeFs.mkdir(NodePath.join(dir, base))
+      await NodeFs.writeFile(NodePath.join(dir, base, BACKUP_NOTE), backupNote)
+      return dir
+    },
+    catch: fail(dest, "Io", "cannot write the backup's note")
+  })
   const result = yield* Effect.tryPromise({
     try: () =>
       run("tar", [
@@ -94,10 +119,13 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
         ...LEFT_OUT.map((path) => `--exclude=${base}/${path}`),
         "-C",
         NodePath.dirname(workspace),
-        base
+        base,
+        "-C",
+        notes,
+        `${base}/${BACKUP_NOTE}`
       ]),
     catch: fail(file, "Tar", "cannot run tar")
-  })
+  }).pipe(Effect.ensuring(Effect.promise(() => NodeFs.rm(notes, { recursive: true, force: true }))))
   // GNU tar exits 1 when a file grew while it was read (the live audit log): the archive is still whole.
   if (result.code !== 0 && !(result.code === 1 && /file changed as we read it/.test(result.stderr))) {
     yield* Effect.promise(() => NodeFs.rm(temporary, { force: true }))

@@ -1,6 +1,6 @@
 import { Clock, Effect, Layer } from "effect"
 import { budgetExceededMessage } from "../domain/Errors.js"
-import { localDay, localDayBounds } from "../domain/Time.js"
+import { isoAt, localDay, localDayBounds } from "../domain/Time.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
@@ -27,6 +27,21 @@ export const polishDigest = (text: string) =>
       yield* Effect.logWarning(`digest: kept the plain text, the LLM polish failed: ${why}`)
       return { text, polished: false }
     }
+    const paid = response.right
+    // A paid call outside a turn has no trace: its own audit record keeps the day's spend complete.
+    yield* (yield* AuditLog).append({
+      kind: "llm_call",
+      at: isoAt(yield* Clock.currentTimeMillis),
+      purpose: "digest_polish",
+      provider: paid.provider,
+      model: paid.model,
+      tier: paid.tier,
+      input_tokens: paid.usage.input,
+      output_tokens: paid.usage.output,
+      cost_usd: paid.costUsd
+    }).pipe(
+      Effect.catchAll((error) => Effect.logError(`digest: the polish call's cost was not audited: ${error.message}`))
+    )
     const candidate = response.right.text.trim()
     if (candidate === "" || !keepsNumbers(text, candidate)) {
       yield* Effect.logWarning("digest: kept the plain text, the LLM polish changed a number")
@@ -52,7 +67,8 @@ export const dailyDigest = Effect.fn("Digest.daily")(function*(options: DigestOp
   const records = yield* audit.query({ ...localDayBounds(day, timeZone), limit: Number.MAX_SAFE_INTEGER })
   const facts = digestFacts(day, records, { timeZone, usdToEur: config.usdToEur, softCapEur: config.budget.softCapEur })
   const plain = renderDigest(facts)
-  const polished = options.polish && (yield* Llm).providers.length > 0
+  // A day without requests has nothing worth a paid rephrasing.
+  const polished = options.polish && facts.requests > 0 && (yield* Llm).providers.length > 0
     ? yield* polishDigest(plain)
     : { text: plain, polished: false }
   return { day, facts, plain, ...polished }

@@ -39,6 +39,11 @@ export class Budget extends Context.Tag("myclaw/Budget")<Budget, {
   }) => Effect.Effect<Reservation, BudgetExceeded>
   /** The real cost replaces the reservation (0 for a call that failed without usage). */
   readonly settle: (reservation: Reservation, costUsd: number) => Effect.Effect<void>
+  /**
+   * The call was cut off (interrupted) before its usage was known: the reservation ends, counted as spent at its
+   * maximum, since the provider may have billed it.
+   */
+  readonly abandon: (reservation: Reservation) => Effect.Effect<void>
   /** The owner was told, in one line, that the soft cap is crossed. */
   readonly softNoticeGiven: Effect.Effect<void>
   /** Lifts the hard cap until `until` today; an audit record, or nothing happens. */

@@ -8,6 +8,8 @@ import type { ToolResult } from "../domain/ToolCall.js"
 export interface Prompt {
   readonly system: ReadonlyArray<SystemBlock>
   readonly messages: ReadonlyArray<Message>
+  /** The untrusted sources of the history it replays: the new turn starts tainted by them. */
+  readonly taint: ReadonlyArray<string>
 }
 
 /**

@@ -90,4 +90,35 @@ describe("parseArgs", () => {
     Effect.sync(() => {
       assert.strictEqual(usageError(["chta", "hi"]), "unknown command \"chta\"")
     }))
+
+  it.effect("<command> --help is the usage (exit 0), whatever the command; --version the version", () =>
+    Effect.sync(() => {
+      for (
+        const argv of [["chat", "--help"], ["audit", "query", "--help"], ["budget", "override", "-h"], [
+          "serve",
+          "--help"
+        ]]
+      ) {
+        assert.strictEqual(ok(argv)._tag, "Help", argv.join(" "))
+      }
+      for (const argv of [["--version"], ["-V"], ["version"]]) assert.strictEqual(ok(argv)._tag, "Version")
+    }))
+
+  it.effect("audit query: --limit within what SQLite can take, each time flag named once, --since before --until", () =>
+    Effect.sync(() => {
+      for (const limit of ["99999999999999999999", "1e3", "0", "-1", "1000001"]) {
+        assert.include(
+          usageError(["audit", "query", "--limit", limit]),
+          "--limit must be a whole number from 1 to 1000000"
+        )
+      }
+      assert.strictEqual(ok(["audit", "query", "--limit", "1000000"])._tag, "AuditQuery")
+      const since = usageError(["audit", "query", "--since", "yesterday"])
+      assert.strictEqual(since.split("--since").length - 1, 1, since)
+      assert.include(
+        usageError(["audit", "query", "--since", "2026-05-02", "--until", "2026-05-01"]),
+        "--since 2026-05-02 is after --until 2026-05-01"
+      )
+      assert.strictEqual(ok(["audit", "query", "--since", "2026-05-01", "--until", "2026-05-01"])._tag, "AuditQuery")
+    }))
 })

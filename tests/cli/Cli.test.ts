@@ -30,7 +30,7 @@ describe("myclaw chat", () => {
         const trace = yield* decodeTrace(JSON.parse(lines[0]!))
         assert.strictEqual(trace.outcome, outcome)
         assert.strictEqual(trace.session_id, "s-cli")
-        const stored = NodeFs.readdirSync(NodePath.join(home, ".audit", "traces"))
+        const stored = NodeFs.readdirSync(NodePath.join(home, ".audit", "traces")).filter((n) => n.endsWith(".jsonl"))
         assert.strictEqual(stored.length, 1)
         const persisted = NodeFs.readFileSync(NodePath.join(home, ".audit", "traces", stored[0]!), "utf8")
         assert.strictEqual(persisted, lines[0] + "\n")
@@ -80,6 +80,55 @@ describe("myclaw chat", () => {
       assert.strictEqual(run.code, 1)
       assert.include(run.stderr, "no audit log here")
       assert.deepStrictEqual(NodeFs.readdirSync(bare), [])
+    }))
+
+  it.scoped("a workspace restored without its keys is resumed from the seed: verified, key re-derived, recorded", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([{ text: "Before." }, { text: "After." }])
+      const keys = NodePath.join(home, "..", `${NodePath.basename(home)}-keys`)
+      const env = { MYCLAW_HOME: home, MYCLAW_KEY_DIR: keys }
+      assert.strictEqual((yield* myclaw(["chat", "one"], env)).code, 0)
+      const seed = NodePath.join(home, "..", `${NodePath.basename(home)}-seed.json`)
+      NodeFs.copyFileSync(NodePath.join(keys, "audit-seed.json"), seed)
+      const other = yield* workspaceWith([{ text: "Elsewhere." }])
+      const otherKeys = NodePath.join(other, "..", `${NodePath.basename(other)}-keys`)
+      assert.strictEqual((yield* myclaw(["chat", "x"], { MYCLAW_HOME: other, MYCLAW_KEY_DIR: otherKeys })).code, 0)
+
+      const present = yield* myclaw(["audit", "resume", "--seed", seed], env)
+      assert.strictEqual(present.code, 1)
+      assert.include(present.stderr, "there is nothing to resume")
+
+      NodeFs.rmSync(keys, { recursive: true })
+      const refused = yield* myclaw(["chat", "two"], env)
+      assert.strictEqual(refused.code, 1, "no key: the turn is refused")
+      const wrong = yield* myclaw(["audit", "resume", "--seed", NodePath.join(otherKeys, "audit-seed.json")], env)
+      assert.strictEqual(wrong.code, 1)
+      assert.include(wrong.stderr, "does not verify against this seed")
+      assert.isFalse(NodeFs.existsSync(NodePath.join(keys, "audit-key.json")), "a wrong seed installs nothing")
+
+      const resumed = yield* myclaw(["audit", "resume", "--seed", seed], env)
+      assert.strictEqual(resumed.code, 0, resumed.stderr)
+      assert.include(resumed.stdout, "audit log resumed")
+      const after = yield* myclaw(["chat", "three"], env)
+      assert.strictEqual(after.code, 0, after.stderr)
+      const verify = yield* myclaw(["audit", "verify", "--seed", seed], env)
+      assert.strictEqual(verify.code, 0, verify.stdout + verify.stderr)
+      const query = yield* myclaw(["audit", "query", "--kind", "audit_resumed", "--json"], env)
+      assert.strictEqual(query.code, 0, query.stderr)
+      assert.include(query.stdout, "\"kind\":\"audit_resumed\"")
+    }))
+
+  it.scoped("a corrupt approvals database stops chat with a message naming the file, no stack", () =>
+    Effect.gen(function*() {
+      const home = yield* workspaceWith([{ text: "Hi." }])
+      const database = NodePath.join(home, ".state", "approvals.sqlite")
+      NodeFs.mkdirSync(NodePath.dirname(database), { recursive: true })
+      NodeFs.writeFileSync(database, "not a database ".repeat(500))
+      const run = yield* myclaw(["chat", "hi"], { MYCLAW_HOME: home })
+      assert.strictEqual(run.code, 1)
+      assert.include(run.stderr, database)
+      assert.include(run.stderr, "the approvals database cannot be read (file is not a database)")
+      assert.notInclude(run.stderr, "    at ")
     }))
 
   it.scoped("without configuration: the workspace is created and chat says how to configure a provider", () =>

@@ -17,7 +17,7 @@ describe("AppConfig", () => {
       assert.deepStrictEqual(config.timeouts, { llmMs: 60_000, toolMs: 30_000 })
       assert.deepStrictEqual(config.retries, { max: 3, baseDelayMs: 500 })
       assert.deepStrictEqual(config.tiers, { frontier: [], "local-fast": [] })
-      assert.deepStrictEqual(config.policy, { rules: [] })
+      assert.deepStrictEqual(config.policy, { rules: [], trusted: [] })
       assert.deepStrictEqual(config.approvals, { timeoutMs: 300_000 })
       assert.deepStrictEqual(config.budget, {
         softCapEur: 2,

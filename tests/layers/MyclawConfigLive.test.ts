@@ -52,7 +52,7 @@ layer(NodeContext.layer)("loadConfigFile", (it) => {
       assert.strictEqual(error._tag, "ConfigFileError")
       assert.strictEqual(error.file, file)
       assert.strictEqual(error.reason, "InvalidJson")
-      assert.include(error.message, "not valid JSON")
+      assert.include(error.message, "not valid JSON at line 1, column 3")
       assert.instanceOf(error.cause, SyntaxError, "the parser's error is kept, not flattened")
     }))
 
@@ -60,22 +60,38 @@ layer(NodeContext.layer)("loadConfigFile", (it) => {
     Effect.gen(function*() {
       const error = yield* loadError(`{"maxSteps": "ten"}`)
       assert.strictEqual(error.reason, "Invalid")
-      assert.include(error.message, "invalid configuration")
-      assert.include(error.message, "[\"maxSteps\"]")
+      assert.strictEqual(error.message, "invalid configuration:\n  maxSteps: expected a number, got \"ten\"")
     }))
 
   it.scoped("names an unknown provider", () =>
     Effect.gen(function*() {
       const error = yield* loadError(`{"tiers": {"frontier": [{"provider": "nope"}]}}`)
-      assert.include(error.message, "[\"frontier\"]")
-      assert.include(error.message, "[\"provider\"]")
+      assert.include(error.message, "tiers.frontier[0].provider: ")
     }))
 
   it.scoped("names an unknown top-level key", () =>
     Effect.gen(function*() {
-      const error = yield* loadError(`{"maxSteps": 3, "modle": "x"}`)
-      assert.include(error.message, "[\"modle\"]")
-      assert.include(error.message, "is unexpected")
+      const error = yield* loadError(`{"maxSteps": 3, "maxStep": 4}`)
+      assert.strictEqual(error.message, "invalid configuration:\n  maxStep: unknown field; did you mean \"maxSteps\"?")
+    }))
+
+  it.scoped("a typo deep in a provider: one line per problem, with its JSON path, and no Schema dump", () =>
+    Effect.gen(function*() {
+      const error = yield* loadError(
+        `{"tiers": {"frontier": [{"provider": "openai", "modle": "gpt-4o"}]}, "budget": {"hardCapEur": -1}}`
+      )
+      assert.deepStrictEqual(error.message.split("\n"), [
+        "invalid configuration:",
+        "  tiers.frontier[0].modle: unknown field; did you mean \"model\"?",
+        "  tiers.frontier[0].model: is missing",
+        "  budget.hardCapEur: expected a non-negative number, got -1"
+      ])
+    }))
+
+  it.scoped("a JSON syntax error says its line and column", () =>
+    Effect.gen(function*() {
+      const error = yield* loadError(`{\n  "maxSteps": 3,\n  "budget": }\n`)
+      assert.include(error.message, "not valid JSON at line 3, column 13")
     }))
 
   it.scoped("fails with a ConfigFileError when the file cannot be read", () =>

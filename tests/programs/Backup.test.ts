@@ -97,6 +97,10 @@ layer(NodeContext.layer)("backup", (it) => {
       assert.strictEqual(NodeFs.readFileSync(NodePath.join(copy, "SOUL.md"), "utf8"), "# Soul\n")
       const audit = NodeFs.readdirSync(NodePath.join(copy, ".audit")).sort()
       assert.deepStrictEqual(audit, ["2026-04.jsonl", "approvals.jsonl"], "no index, no writer lock")
+      const note = NodeFs.readFileSync(NodePath.join(copy, "BACKUP-README.txt"), "utf8")
+      assert.include(note, "does not contain:\n- the audit keys")
+      assert.include(note, "myclaw audit resume --seed")
+      assert.isFalse(NodeFs.readdirSync(dest).some((name) => name.startsWith(".backup-notes-")), "no scratch left")
 
       const restoredLog = yield* makeAuditLogFile({ auditDir: NodePath.join(copy, ".audit"), keyDir, fsync: "always" })
       const report = yield* restoredLog.verifyIntegrity()

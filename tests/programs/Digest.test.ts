@@ -5,6 +5,7 @@ import type { AuditRecord, AuditRecordOf } from "../../src/domain/AuditRecord.js
 import type { Outcome } from "../../src/domain/ExecutionTrace.js"
 import type { ScriptEntry } from "../../src/domain/ScriptEntry.js"
 import { localDayBounds as dayBounds } from "../../src/domain/Time.js"
+import { LlmFunction } from "../../src/layers/llm/LlmScripted.js"
 import { TestLayer } from "../../src/layers/Test.js"
 import { dailyDigest, type Digest, DigestSchedule } from "../../src/programs/Digest.js"
 import { keepsNumbers } from "../../src/programs/digest/DigestText.js"
@@ -238,6 +239,39 @@ describe("Digest", () => {
       assert.strictEqual(digest.text, expected)
     }).pipe(Effect.provide(graph([{ text: expected.replace("fs_read (6)", "fs_read (7)") }]))))
 
+  it.scoped("a day without requests is not polished: no model is called", () => {
+    let calls = 0
+    return Effect.gen(function*() {
+      const digest = yield* dailyDigest({ day: "2026-04-22", polish: true })
+      assert.isFalse(digest.polished)
+      assert.strictEqual(calls, 0)
+    }).pipe(Effect.provide(TestLayer({
+      llm: LlmFunction(() => {
+        calls++
+        return { text: "a rephrased empty day" }
+      }),
+      config: { budget: { timeZone: "Europe/Rome" } }
+    })))
+  })
+
+  it.scoped("the paid polish call is an llm_call audit record, with its cost", () => {
+    const polished = expected.replace("📨 Requests handled: 6", "📨 Today I handled 6 requests")
+    return Effect.gen(function*() {
+      yield* recorded(day)
+      yield* dailyDigest({ day: "2026-04-22", polish: true })
+      const [record] = yield* (yield* AuditLog).query({ kind: "llm_call", limit: 10 })
+      assert.deepInclude(record, { kind: "llm_call", purpose: "digest_polish", input_tokens: 1000, output_tokens: 10 })
+      assert.closeTo((record as { cost_usd: number }).cost_usd, 0.002, 1e-9)
+    }).pipe(Effect.provide(TestLayer({
+      script: [{ text: polished, usage: { input: 1000, output: 10 } }],
+      config: {
+        budget: { timeZone: "Europe/Rome" },
+        usdToEur: 0.92,
+        pricing: { scripted: { inputPerMTok: 1, cachedInputPerMTok: 0, outputPerMTok: 100 } }
+      }
+    })))
+  })
+
   it.scoped("no LLM reachable: the plain digest still comes out", () =>
     Effect.gen(function*() {
       yield* recorded(day)
@@ -276,7 +310,8 @@ describe("Digest", () => {
 
   it.scoped("myclaw digest: an invalid day is a usage error naming it", () =>
     Effect.gen(function*() {
-      for (const text of ["yesterday", "2026-02-30", "2026-4-1"]) {
+      yield* TestClock.setTime(Date.parse("2026-04-22T12:00:00.000Z"))
+      for (const text of ["yesterday", "2026-02-30", "2026-4-1", "2026-04-23", "9999-12-31"]) {
         const exit = yield* Effect.exit(digestCommand({ day: text }))
         assert.isTrue(Exit.isFailure(exit))
         assert.include(JSON.stringify(exit), text)

@@ -1,7 +1,8 @@
-import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option, ParseResult, Schema } from "effect"
-import { TraceStoreError } from "../../domain/Errors.js"
-import { traceToJson } from "../../domain/ExecutionTrace.js"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Duration, Effect, Exit, Fiber, FiberSet, Option, ParseResult, Schema, Stream } from "effect"
+import { messageOf, TraceStoreError } from "../../domain/Errors.js"
+import { type ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
+import { truncateEnd } from "../../domain/Text.js"
 import { UNRECORDED } from "../../programs/turn/Messages.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
@@ -18,47 +19,162 @@ export const TurnRequest = Schema.Struct({
     Schema.maxLength(100_000)
   ),
   session_id: Schema.optional(Identifier(128)),
-  /** Defaults to `http`; e.g. `http:alice` keeps the caller apart in the traces. */
+  /** Defaults to `http`; `alice` or `http:alice` keeps the caller apart in the traces (always under `http:`). */
   channel: Schema.optional(Identifier(64))
 })
 
-const MAX_BODY_BYTES = 1_048_576
-const decodeBody = HttpServerRequest.schemaBodyJson(TurnRequest, { errors: "all", onExcessProperty: "error" })
+/** The largest body POST /v1/turns reads; a larger one is answered 413 (and drained, never half-read). */
+export const MAX_BODY_BYTES = 1_048_576
+const decodeTurnRequest = Schema.decodeUnknownEither(TurnRequest, { errors: "all", onExcessProperty: "error" })
 const encodeTraceStoreError = Schema.encodeSync(TraceStoreError)
 
-const badRequest = (message: string, details?: string) =>
-  HttpServerResponse.unsafeJson({ error: "bad_request", message, ...(details === undefined ? {} : { details }) }, {
-    status: 400
-  })
+const problem = (status: number, error: string, message: string, extra: Record<string, unknown> = {}) =>
+  HttpServerResponse.unsafeJson({ error, message, ...extra }, { status })
+
+const badRequest = (message: string, details?: ReadonlyArray<string>) =>
+  problem(400, "bad_request", message, details === undefined ? {} : { details })
+
+/** The channel of an HTTP turn: `http`, or `http:<what the caller chose>`, so no caller can pose as the CLI. */
+export const httpChannel = (requested: string | undefined): string =>
+  requested === undefined || requested === "http"
+    ? "http"
+    : requested.startsWith("http:")
+    ? requested
+    : `http:${requested}`
+
+/** One problem of a body, for people: the field, then what is wrong, without Schema's type notation. */
+const describeIssue = (issue: ParseResult.ArrayFormatterIssue): string => {
+  const field = issue.path.length === 0 ? "the body" : issue.path.join(".")
+  if (issue._tag === "Missing") return `${field}: is missing`
+  if (issue._tag === "Unexpected") return `${field}: is not a known field`
+  const typed = /^Expected (.+?), actual ([\s\S]*)$/.exec(issue.message)
+  if (typed === null) return `${field}: ${issue.message}`
+  const [, expected, actual] = typed as unknown as [string, string, string]
+  const got = truncateEnd(actual, 40)
+  return /[{}[\]|<]|readonly/.test(expected)
+    ? `${field}: ${issue.path.length === 0 ? "expected a JSON object" : "has the wrong type"}, got ${got}`
+    : `${field}: expected ${
+      /^an? /.test(expected) ? "" : /^[aeiou]/.test(expected) ? "an " : "a "
+    }${expected}, got ${got}`
+}
+
+/** The media type of a request (`application/json` in `application/json; charset=utf-8`), lower case. */
+const mediaType = (contentType: string | undefined) => (contentType ?? "").split(";")[0]!.trim().toLowerCase()
+const isJson = (type: string) => type === "application/json" || /^application\/[\w.+-]+\+json$/.test(type)
+
+/**
+ * The body as text, at most `limit` bytes: a longer body is read to its end and dropped (the answer then reaches
+ * the client; cutting the connection would not), and reported as too large.
+ */
+const readLimited = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
+  Stream.runFold(
+    request.stream,
+    { bytes: 0, chunks: [] as Array<Uint8Array> },
+    (acc, chunk) => {
+      acc.bytes += chunk.length
+      if (acc.bytes <= limit) acc.chunks.push(chunk)
+      return acc
+    }
+  ).pipe(
+    Effect.map(({ bytes, chunks }) =>
+      bytes > limit ? Option.none() : Option.some(Buffer.concat(chunks).toString("utf8"))
+    )
+  )
 
 /**
  * POST /v1/turns: the HTTP channel. Runs one turn and answers with the closed trace, encoded exactly as
- * `myclaw chat --json` prints it; a body that is not JSON or does not match `TurnRequest` gets 400 and the
- * Schema error.
+ * `myclaw chat --json` prints it. A body that is not declared JSON gets 415, one over MAX_BODY_BYTES 413, one
+ * that is not JSON or does not match `TurnRequest` 400 with one line per problem.
  */
 export const makeTurns = Effect.gen(function*() {
   const runtime = yield* AgentRuntime
   const ids = yield* IdGenerator
-  return Effect.gen(function*() {
-    const decoded = yield* decodeBody.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
-      Effect.either
+  // The turns in flight, so that a shutdown can wait for them, then interrupt them (closed with the scope).
+  const running = yield* FiberSet.make<ExecutionTrace, TraceStoreError>()
+  let draining = false
+
+  /**
+   * Stops taking turns (503), waits up to `graceMs` for those in flight, then interrupts the rest: each ends
+   * `user_aborted`, its trace persisted, its caller answered.
+   */
+  const drain = (graceMs: number) =>
+    Effect.gen(function*() {
+      draining = true
+      const inFlight = yield* FiberSet.size(running)
+      if (inFlight === 0) return
+      yield* Effect.logInfo(`shutdown: waiting up to ${graceMs} ms for ${inFlight} turns in flight`)
+      // Finalizers run uninterruptibly: the wait is made interruptible so that the deadline can end it.
+      const finished = yield* Effect.interruptible(FiberSet.awaitEmpty(running)).pipe(
+        Effect.timeoutOption(Duration.millis(graceMs))
+      )
+      if (Option.isSome(finished)) return
+      yield* Effect.logWarning(
+        `shutdown: ${yield* FiberSet.size(running)} turns still running after ${graceMs} ms: interrupted (user_aborted)`
+      )
+      yield* FiberSet.clear(running)
+      yield* FiberSet.awaitEmpty(running)
+    })
+
+  const handle = Effect.gen(function*() {
+    if (draining) {
+      return HttpServerResponse.unsafeJson(
+        { error: "shutting_down", message: "the service is stopping: no new turns" },
+        { status: 503, headers: { "retry-after": "5" } }
+      )
+    }
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const type = mediaType(request.headers["content-type"])
+    if (!isJson(type)) {
+      return problem(
+        415,
+        "unsupported_media_type",
+        `the body must be JSON sent with Content-Type: application/json${type === "" ? "" : ` (got ${type})`}`
+      )
+    }
+    const tooLarge = problem(
+      413,
+      "payload_too_large",
+      `the body is larger than ${MAX_BODY_BYTES} bytes (1 MiB); a message is at most 100,000 characters`,
+      { max_bytes: MAX_BODY_BYTES }
     )
+    const declared = Number(request.headers["content-length"] ?? "0")
+    if (declared > MAX_BODY_BYTES) return tooLarge
+    const text = yield* readLimited(request, MAX_BODY_BYTES)
+    if (Option.isNone(text)) return tooLarge
+    let json: unknown
+    try {
+      json = JSON.parse(text.value)
+    } catch (error) {
+      return badRequest(`the body is not valid JSON: ${messageOf(error)}`)
+    }
+    const decoded = decodeTurnRequest(json)
     if (decoded._tag === "Left") {
-      const error = decoded.left
-      return ParseResult.isParseError(error)
-        ? badRequest(
-          "the body does not match { message: string, session_id?: string, channel?: string }",
-          ParseResult.TreeFormatter.formatErrorSync(error)
-        )
-        : badRequest(`the body is not valid JSON (at most ${MAX_BODY_BYTES} bytes): ${error.message}`)
+      return badRequest(
+        "the body does not match { message: string, session_id?: string, channel?: string }",
+        ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map(describeIssue)
+      )
     }
     const body = decoded.right
-    const trace = yield* runtime.handle({
-      userMessage: body.message,
-      sessionId: body.session_id ?? `http-${yield* ids.next("session")}`,
-      channel: body.channel ?? "http"
-    }).pipe(Effect.either)
+    const turn = yield* FiberSet.run(
+      running,
+      runtime.handle({
+        userMessage: body.message,
+        sessionId: body.session_id ?? `http-${yield* ids.next("session")}`,
+        channel: httpChannel(body.channel)
+      })
+    )
+    // A client that goes away interrupts its turn (which then ends user_aborted and releases its budget).
+    const exit = yield* Fiber.await(turn).pipe(Effect.onInterrupt(() => Fiber.interrupt(turn)))
+    if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
+      return HttpServerResponse.unsafeJson(
+        {
+          error: "shutting_down",
+          message: "the service stopped before the turn ended; it is recorded as user_aborted"
+        },
+        { status: 503 }
+      )
+    }
+    const trace = yield* Effect.either(exit)
     if (trace._tag === "Left") {
       yield* Effect.logError("POST /v1/turns: the trace could not be persisted", trace.left)
       return HttpServerResponse.unsafeJson(
@@ -77,4 +193,5 @@ export const makeTurns = Effect.gen(function*() {
     }
     return HttpServerResponse.text(traceToJson(trace.right), { contentType: "application/json" })
   })
+  return { handle, drain }
 })

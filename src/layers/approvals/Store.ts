@@ -3,8 +3,9 @@ import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import { Effect, Layer, Schema } from "effect"
+import { Cause, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
+import { messageOf, WorkspaceError } from "../../domain/Errors.js"
 import { Workspace } from "../../services/Workspace.js"
 
 const migrations = Migrator.fromRecord({
@@ -117,7 +118,31 @@ export const ApprovalsStoreSqlite = (file: string) =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true })
-      return SqliteClient.layer({ filename: file })
+      const unreadable = (cause: Cause.Cause<unknown>) =>
+        new WorkspaceError({
+          path: file,
+          reason: "Io",
+          message: `the approvals database cannot be read (${messageOf(Cause.squash(cause))}): move it aside ` +
+            "and start again; pending approvals expire at a restart anyway, and every verdict is in the audit log",
+          cause: Cause.squash(cause)
+        })
+      // A file SQLite cannot read fails here, naming it, instead of in the middle of the first approval.
+      const probe = Layer.effectDiscard(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*) FROM sqlite_master`).pipe(
+          Effect.catchAllCause((cause) => Effect.fail(unreadable(cause)))
+        )
+      )
+      return probe.pipe(
+        Layer.provideMerge(SqliteClient.layer({ filename: file })),
+        Layer.catchAllCause((cause) =>
+          Layer.fail(
+            Cause.failureOption(cause).pipe(
+              Option.filter((error): error is WorkspaceError => error instanceof WorkspaceError),
+              Option.getOrElse(() => unreadable(cause))
+            )
+          )
+        )
+      )
     })
   )
 

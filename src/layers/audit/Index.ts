@@ -1,7 +1,7 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Schema } from "effect"
+import { Effect, ExecutionStrategy, Exit, Schema, Scope } from "effect"
 import * as NodeFs from "node:fs/promises"
 import type { AuditQuery } from "../../domain/AuditQuery.js"
 import { matchesQuery } from "../../domain/AuditQuery.js"
@@ -77,9 +77,6 @@ const createSchema = (sql: SqlClient.SqlClient) =>
 
 export const makeAuditIndex = (options: { readonly auditDir: string; readonly dbFile: string }) =>
   Effect.gen(function*() {
-    const sql: SqlClient.SqlClient = yield* SqliteClient.make({ filename: options.dbFile }).pipe(
-      Effect.provide(Reactivity.layer)
-    )
     const failed = (error: { readonly message: string; readonly cause?: unknown }) =>
       new AuditError({
         path: options.dbFile,
@@ -87,8 +84,37 @@ export const makeAuditIndex = (options: { readonly auditDir: string; readonly db
         message: `audit index: ${error.message}${error.cause === undefined ? "" : `: ${messageOf(error.cause)}`}`,
         cause: error
       })
-
-    yield* createSchema(sql).pipe(Effect.mapError(failed))
+    const open = Effect.gen(function*() {
+      const sql: SqlClient.SqlClient = yield* SqliteClient.make({ filename: options.dbFile }).pipe(
+        Effect.provide(Reactivity.layer)
+      )
+      yield* createSchema(sql).pipe(Effect.mapError(failed))
+      return sql
+    })
+    // The index is only a cache of the files: one that SQLite cannot read (corrupt, not a database) is
+    // removed and built again from the files.
+    const scope = yield* Effect.scope
+    const attempt = Effect.gen(function*() {
+      const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+      return yield* Scope.extend(open, child).pipe(
+        // better-sqlite3 throws on a file that is not a database: a failure to handle, not a crash.
+        Effect.catchAllDefect((defect) => Effect.fail(failed({ message: messageOf(defect) }))),
+        Effect.onError(() => Scope.close(child, Exit.void))
+      )
+    })
+    const sql = yield* attempt.pipe(
+      Effect.catchAll((error) =>
+        Effect.gen(function*() {
+          yield* Effect.logWarning(`${options.dbFile} is unreadable (${error.message}): rebuilding it from the files`)
+          yield* Effect.promise(() =>
+            Promise.all(
+              ["", "-wal", "-shm", "-journal"].map((suffix) => NodeFs.rm(options.dbFile + suffix, { force: true }))
+            )
+          )
+          return yield* attempt
+        })
+      )
+    )
     // The index holds the records themselves: as private as the audit files.
     const privately = (suffix: string) => NodeFs.chmod(options.dbFile + suffix, 0o600).catch(() => undefined)
     yield* Effect.promise(() => Promise.all(["", "-wal", "-shm"].map(privately)))

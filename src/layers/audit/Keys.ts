@@ -154,7 +154,10 @@ export const makeKeyStore = (keyDir: string) => {
       return next
     })
 
-  return { keyDir, keyFile, seedFile, ensureDirectory, load, create, advance } as const
+  /** Installs a key derived again from the seed (a restored workspace); the folder is created if needed. */
+  const restore = (key: EpochKey) => Effect.zipRight(ensureDirectory, store(key))
+
+  return { keyDir, keyFile, seedFile, ensureDirectory, load, create, advance, restore } as const
 }
 
 export type KeyStore = ReturnType<typeof makeKeyStore>

@@ -1,5 +1,6 @@
 import { Data, Duration, Effect, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
+import { existsSync, unlinkSync } from "node:fs"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { AuditError, messageOf } from "../../domain/Errors.js"
@@ -14,6 +15,25 @@ import { AuditError, messageOf } from "../../domain/Errors.js"
  * anything else is a crash's leftover and is taken over.
  */
 export const LOCK_FILE = "writer.lock"
+
+/**
+ * Written by a process waiting for the lock, before each new attempt; the holder lets the folder go after
+ * the batch it is writing when it sees it (and removes it), so a CLI turn beside a busy `serve` takes its
+ * turn within a batch instead of starving until `serve` is idle.
+ */
+export const WAIT_FILE = "writer.wait"
+
+/** Whether another process asked for the lock; the request is consumed. */
+export const handoffRequested = (auditDir: string): boolean => {
+  const path = NodePath.join(auditDir, WAIT_FILE)
+  if (!existsSync(path)) return false
+  try {
+    unlinkSync(path)
+  } catch {
+    // Another holder consumed it first; the request was still made.
+  }
+  return true
+}
 
 export interface Holder {
   readonly pid: number
@@ -123,8 +143,20 @@ const WAIT = { spacing: Duration.millis(25), attempts: 400 }
 export const acquireWriterLock = (auditDir: string) => {
   const path = NodePath.join(auditDir, LOCK_FILE)
   const token = randomBytes(16).toString("hex")
+  const waitFile = NodePath.join(auditDir, WAIT_FILE)
+  let waited = false
   const attempt = Effect.tryPromise({
-    try: () => take(path, token),
+    try: async () => {
+      const holder = await take(path, token)
+      if (holder !== undefined && holder.pid !== process.pid) {
+        waited = true
+        await NodeFs.writeFile(waitFile, `${process.pid}\n`)
+      } else if (waited) {
+        waited = false
+        await NodeFs.rm(waitFile, { force: true })
+      }
+      return holder
+    },
     catch: (error) =>
       new AuditError({
         path,

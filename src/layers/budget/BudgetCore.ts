@@ -1,153 +1,188 @@
-import { Clock, DateTime, Effect } from "effect"
-import type { ModelPrice } from "../../domain/AppConfig.js"
-import { BudgetExceeded } from "../../domain/Errors.js"
-import { costUsd, priceOf } from "../../domain/Pricing.js"
+import { Clock, Effect, SynchronizedRef } from "effect"
+import {
+  applySettle,
+  type BudgetDay,
+  type BudgetSettings,
+  type BudgetState,
+  decideReserve,
+  freshDay,
+  hardCapActive,
+  reservedEur,
+  sweepStale,
+  worstCaseEur
+} from "../../domain/BudgetLedger.js"
+import { BudgetExceeded, type BudgetStoreError } from "../../domain/Errors.js"
 import { localDay, nextLocalMidnight } from "../../domain/Time.js"
 import { Budget, type BudgetStatus, type Reservation } from "../../services/Budget.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 
-/** What budget.json holds: the day's counters, not a log. */
-export interface BudgetState {
-  readonly day: string
-  readonly spentEur: number
-  /** Calls in flight: their maximum cost, durable so that a crash never under-counts. */
-  readonly reservations: Readonly<Record<string, number>>
-  readonly overrideUntil: number | null
-  readonly softNoticeGiven: boolean
+/**
+ * Where the budget's state lives. `update` runs `f` on the current state while no other writer (fiber or
+ * process) can change it, and stores what `f` returns (`null`: nothing changed, nothing written).
+ */
+export interface BudgetStore {
+  readonly read: (day: string) => Effect.Effect<BudgetState, BudgetStoreError>
+  readonly update: <A, E>(
+    day: string,
+    f: (state: BudgetState) => Effect.Effect<readonly [A, BudgetState | null], E>
+  ) => Effect.Effect<A, E | BudgetStoreError>
 }
 
-export interface BudgetSettings {
-  readonly softCapEur: number
-  readonly hardCapEur: number
-  readonly timeZone: string
-  readonly usdToEur: number
-  readonly pricing: Readonly<Record<string, ModelPrice>>
+/** The whole state of a store in memory: each day's counters and the calls in flight. */
+export interface MemoryBudget {
+  readonly days: Readonly<Record<string, BudgetDay>>
+  readonly reservations: BudgetState["reservations"]
 }
 
-export const freshDay = (day: string): BudgetState => ({
-  day,
-  spentEur: 0,
-  reservations: {},
-  overrideUntil: null,
-  softNoticeGiven: false
-})
+/** A store in one SynchronizedRef: updates are serialised by the ref itself. */
+export const makeMemoryStore = (initial: MemoryBudget = { days: {}, reservations: [] }) =>
+  Effect.map(SynchronizedRef.make(initial), (ref): BudgetStore => {
+    const view = (all: MemoryBudget, day: string): BudgetState => ({
+      today: all.days[day] ?? freshDay(day),
+      reservations: all.reservations
+    })
+    return {
+      read: (day) => Effect.map(SynchronizedRef.get(ref), (all) => view(all, day)),
+      update: (day, f) =>
+        SynchronizedRef.modifyEffect(ref, (all) =>
+          Effect.map(f(view(all, day)), ([result, next]) =>
+            [
+              result,
+              next === null ? all : { days: { ...all.days, [day]: next.today }, reservations: next.reservations }
+            ] as const))
+    }
+  })
 
-const sum = (reservations: Readonly<Record<string, number>>) =>
-  Object.values(reservations).reduce((total, eur) => total + eur, 0)
+/** The status a person or a turn sees: stale reservations shown as spent, as the next writer will count them. */
+const snapshot = (settings: BudgetSettings, stored: BudgetState, now: number): BudgetStatus => {
+  const state = sweepStale(stored, now, settings.staleAfterMs).state
+  const reserved = reservedEur(state)
+  const hard = hardCapActive(state.today, now) && state.today.spentEur + reserved >= settings.hardCapEur
+  const soft = state.today.spentEur >= settings.softCapEur
+  return {
+    level: hard ? "hard" : soft ? "soft" : "ok",
+    day: state.today.day,
+    timeZone: settings.timeZone,
+    spentEur: state.today.spentEur,
+    reservedEur: reserved,
+    softCapEur: settings.softCapEur,
+    hardCapEur: settings.hardCapEur,
+    resetsAt: nextLocalMidnight(now, settings.timeZone),
+    overrideUntil: state.today.overrideUntil !== null && now < state.today.overrideUntil
+      ? state.today.overrideUntil
+      : null,
+    softNoticePending: soft && !state.today.softNoticeGiven
+  }
+}
 
 /**
- * The budget over a state and a way to save it. Every change happens under one lock, so that many sessions
- * reserving at once never pass the hard cap together; a change that moves no money is not saved.
+ * The budget over a store. Every change reads, decides and writes under the store's lock, so that sessions
+ * reserving at once, in one process or many, never pass the hard cap together; stale reservations are swept
+ * by the first change that sees them.
  */
 export const makeBudgetCore = (
   settings: BudgetSettings,
-  initial: BudgetState,
-  save: (state: BudgetState) => Effect.Effect<void>
+  store: BudgetStore,
+  /** Names this process in its reservation ids, which stay unique in a store that processes share. */
+  owner = ""
 ) =>
   Effect.gen(function*() {
-    const lock = yield* Effect.makeSemaphore(1)
     const ids = yield* IdGenerator
-    let state = initial
-    // The current day's bounds, so that the per-call check is two comparisons, not a time zone computation.
-    let bounds = { start: 0, end: 0 }
-    const rollover = (now: number) => {
-      if (now >= bounds.start && now < bounds.end) return
-      const end = nextLocalMidnight(now, settings.timeZone)
-      bounds = {
-        start: DateTime.toEpochMillis(
-          DateTime.subtract(DateTime.unsafeMakeZoned(end, { timeZone: settings.timeZone }), { days: 1 })
-        ),
-        end
-      }
-      const today = localDay(now, settings.timeZone)
-      if (today !== state.day) state = { ...freshDay(today), reservations: state.reservations }
+    // The day seen last and until when it lasts, so that most calls skip the time zone computation.
+    let bounds = { from: 0, end: 0, day: "" }
+    const dayAt = (now: number) => {
+      if (now >= bounds.from && now < bounds.end) return bounds.day
+      bounds = { from: now, end: nextLocalMidnight(now, settings.timeZone), day: localDay(now, settings.timeZone) }
+      return bounds.day
     }
-    const hardCapActive = (now: number) => state.overrideUntil === null || now >= state.overrideUntil
+    const change = <A, E>(f: (state: BudgetState, now: number) => Effect.Effect<readonly [A, BudgetState | null], E>) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        store.update(dayAt(now), (stored) => {
+          const swept = sweepStale(stored, now, settings.staleAfterMs)
+          return Effect.map(
+            f(swept.state, now),
+            ([result, next]) => [result, next ?? (swept.swept > 0 ? swept.state : null)] as const
+          )
+        }))
 
-    const snapshot = (now: number): BudgetStatus => {
-      const reservedEur = sum(state.reservations)
-      const hard = hardCapActive(now) && state.spentEur + reservedEur >= settings.hardCapEur
-      const soft = state.spentEur >= settings.softCapEur
-      return {
-        level: hard ? "hard" : soft ? "soft" : "ok",
-        day: state.day,
-        timeZone: settings.timeZone,
-        spentEur: state.spentEur,
-        reservedEur,
-        softCapEur: settings.softCapEur,
-        hardCapEur: settings.hardCapEur,
-        resetsAt: bounds.end,
-        overrideUntil: state.overrideUntil !== null && now < state.overrideUntil ? state.overrideUntil : null,
-        softNoticePending: soft && !state.softNoticeGiven
-      }
-    }
+    const status = Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) => Effect.map(store.read(dayAt(now)), (stored) => snapshot(settings, stored, now))
+    ).pipe(Effect.orDie)
 
-    const locked = <A, E>(f: (now: number) => Effect.Effect<A, E>) =>
-      lock.withPermits(1)(Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        rollover(now)
-        return f(now)
-      }))
-
-    const status = Effect.map(Clock.currentTimeMillis, (now) => {
-      rollover(now)
-      return snapshot(now)
-    })
+    /** A change that moves money and cannot be stored is said loudly; the caller's work is already done. */
+    const logged = (what: string) => (effect: Effect.Effect<void, BudgetStoreError>) =>
+      Effect.catchTag(
+        effect,
+        "BudgetStoreError",
+        (error) => Effect.logError(`budget: ${what} not recorded in ${error.path}: ${error.message}`)
+      )
 
     const reserve = (
       call: { readonly model: string; readonly inputTokens: number; readonly maxOutputTokens: number }
     ) =>
-      locked((now) => {
-        const price = priceOf(settings.pricing, call.model)
-        const eur = price === undefined
-          ? 0
-          : costUsd(price, {
-            input: call.inputTokens,
-            output: call.maxOutputTokens,
-            cached: 0,
-            // The worst case: the whole prompt written to the cache, when that costs more than plain input.
-            cacheWrite: (price.cacheWritePerMTok ?? 0) > price.inputPerMTok ? call.inputTokens : 0
-          }) * settings.usdToEur
-        const reservedEur = sum(state.reservations)
-        if (hardCapActive(now) && state.spentEur + reservedEur + eur > settings.hardCapEur) {
-          return Effect.fail(
-            new BudgetExceeded({
-              spentEur: state.spentEur,
-              reservedEur,
-              callEur: eur,
-              hardCapEur: settings.hardCapEur,
-              resetsAt: nextLocalMidnight(now, settings.timeZone)
-            })
-          )
-        }
-        if (eur === 0) return Effect.succeed<Reservation>({ id: "free", eur })
-        return Effect.flatMap(ids.next("reservation"), (id) => {
-          state = { ...state, reservations: { ...state.reservations, [id]: eur } }
-          return Effect.as(save(state), { id, eur })
+      Effect.gen(function*() {
+        const eur = worstCaseEur(settings, call)
+        const id = eur === 0 ? "free" : owner + (yield* ids.next("reservation"))
+        return yield* change((state, now) => {
+          const decision = decideReserve(settings, state, { id, eur, at: now }, now)
+          if (decision._tag === "Refused") {
+            return Effect.fail(
+              new BudgetExceeded({
+                spentEur: decision.spentEur,
+                reservedEur: decision.reservedEur,
+                callEur: decision.callEur,
+                hardCapEur: decision.hardCapEur,
+                resetsAt: nextLocalMidnight(now, settings.timeZone),
+                model: call.model,
+                inputTokens: call.inputTokens,
+                maxOutputTokens: call.maxOutputTokens
+              })
+            )
+          }
+          const reservation: Reservation = { id, eur }
+          return Effect.succeed([reservation, eur === 0 ? null : decision.state] as const)
         })
-      })
+      }).pipe(
+        // A reservation that cannot be stored is no reservation: the call is not made.
+        Effect.catchTag("BudgetStoreError", (error) => Effect.die(error))
+      )
 
-    const settle = (reservation: Reservation, cost: number) =>
-      locked(() => {
-        const eur = cost * settings.usdToEur
-        if (reservation.eur === 0 && eur === 0) return Effect.void
-        const { [reservation.id]: _settled, ...rest } = state.reservations
-        state = { ...state, spentEur: state.spentEur + eur, reservations: rest }
-        return save(state)
-      })
+    const settleEur = (reservation: Reservation, eur: number) =>
+      reservation.eur === 0 && eur === 0
+        ? Effect.void
+        : change((state) => Effect.succeed([undefined, applySettle(state, reservation, eur)] as const)).pipe(
+          logged(`a call's cost (${eur.toFixed(4)} EUR)`)
+        )
 
-    const softNoticeGiven = locked(() => {
-      if (state.softNoticeGiven) return Effect.void
-      state = { ...state, softNoticeGiven: true }
-      return save(state)
-    })
+    const settle = (reservation: Reservation, cost: number) => settleEur(reservation, cost * settings.usdToEur)
+
+    /** A call cut off before its usage was known: the provider may have billed it, so its maximum is spent. */
+    const abandon = (reservation: Reservation) => settleEur(reservation, reservation.eur)
+
+    const softNoticeGiven = change((state) => {
+      const next: BudgetState | null = state.today.softNoticeGiven
+        ? null
+        : { ...state, today: { ...state.today, softNoticeGiven: true } }
+      return Effect.succeed([undefined, next] as const)
+    }).pipe(logged("the soft cap notice"))
 
     const setOverride = (until: number) =>
-      locked(() => {
-        state = { ...state, overrideUntil: until }
-        return save(state)
+      change((state) => {
+        const next: BudgetState = { ...state, today: { ...state.today, overrideUntil: until } }
+        return Effect.succeed([undefined, next] as const)
       })
 
-    return { status, reserve, settle, softNoticeGiven, setOverride, current: () => state }
+    /** Counts the calls left in flight by stopped processes as spent now; how many there were and their sum. */
+    const sweep = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      store.update(dayAt(now), (stored) => {
+        const swept = sweepStale(stored, now, settings.staleAfterMs)
+        return Effect.succeed(
+          [{ count: swept.swept, eur: swept.sweptEur }, swept.swept > 0 ? swept.state : null] as const
+        )
+      }))
+
+    return { status, reserve, settle, abandon, softNoticeGiven, setOverride, sweep }
   })
 
 export type BudgetCore = Effect.Effect.Success<ReturnType<typeof makeBudgetCore>>
@@ -157,6 +192,7 @@ export const budgetService = (core: BudgetCore, override: Budget["Type"]["overri
     status: core.status,
     reserve: core.reserve,
     settle: core.settle,
+    abandon: core.abandon,
     softNoticeGiven: core.softNoticeGiven,
     override
   })

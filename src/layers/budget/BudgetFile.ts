@@ -1,11 +1,8 @@
 import { Effect, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
-import * as NodePath from "node:path"
-import { syncPath } from "../../domain/FileSync.js"
-import { isoAt } from "../../domain/Time.js"
-import type { BudgetState } from "./BudgetCore.js"
+import type { BudgetDay } from "../../domain/BudgetLedger.js"
 
-/** budget.json on disk (snake_case, like every file myclaw writes). */
+/** budget.json, where earlier versions kept the day's counters: read once, to carry them into the database. */
 const BudgetJson = Schema.Struct({
   version: Schema.Literal(1),
   day: Schema.String.pipe(Schema.pattern(/^\d{4}-\d{2}-\d{2}$/)),
@@ -19,10 +16,11 @@ const BudgetJson = Schema.Struct({
 const decodeBudgetJson = Schema.decodeUnknownEither(Schema.parseJson(BudgetJson))
 
 export type LoadResult =
-  | { readonly _tag: "Loaded"; readonly state: BudgetState }
+  | { readonly _tag: "Loaded"; readonly day: BudgetDay; readonly inFlightEur: number }
   | { readonly _tag: "Missing" }
   | { readonly _tag: "Corrupt"; readonly detail: string }
 
+/** The counters of budget.json; the calls it held in flight are summed (they never settled). */
 export const loadBudgetFile = (file: string) =>
   Effect.promise(async (): Promise<LoadResult> => {
     let text: string
@@ -40,37 +38,12 @@ export const loadBudgetFile = (file: string) =>
     const json = decoded.right
     return {
       _tag: "Loaded",
-      state: {
+      day: {
         day: json.day,
         spentEur: json.spent_eur,
-        reservations: json.reservations,
         overrideUntil: json.override_until,
         softNoticeGiven: json.soft_notice_given
-      }
+      },
+      inFlightEur: Object.values(json.reservations).reduce((total, eur) => total + eur, 0)
     }
-  })
-
-/** Atomic: a temporary file, synced, renamed over budget.json, and the folder synced. */
-export const saveBudgetFile = (file: string, timeZone: string, state: BudgetState, now: number) =>
-  Effect.tryPromise(async () => {
-    const temp = `${file}.${process.pid}.tmp`
-    const json = {
-      version: 1,
-      day: state.day,
-      time_zone: timeZone,
-      spent_eur: state.spentEur,
-      reservations: state.reservations,
-      override_until: state.overrideUntil,
-      soft_notice_given: state.softNoticeGiven,
-      updated_at: isoAt(now)
-    }
-    const handle = await NodeFs.open(temp, "w", 0o600)
-    try {
-      await handle.writeFile(JSON.stringify(json, null, 2) + "\n")
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    await NodeFs.rename(temp, file)
-    await syncPath(NodePath.dirname(file))
   })

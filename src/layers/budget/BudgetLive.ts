@@ -1,80 +1,162 @@
 import { Clock, Effect, Layer } from "effect"
+import * as NodeCrypto from "node:crypto"
+import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
-import { localDay } from "../../domain/Time.js"
-import { isoAt } from "../../domain/Time.js"
+import type { AppConfig } from "../../domain/AppConfig.js"
+import { type BudgetDay, type BudgetSettings, freshDay } from "../../domain/BudgetLedger.js"
+import { messageOf } from "../../domain/Errors.js"
+import { isoAt, localDay } from "../../domain/Time.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
-import { budgetService, type BudgetSettings, type BudgetState, freshDay, makeBudgetCore } from "./BudgetCore.js"
-import { loadBudgetFile, saveBudgetFile } from "./BudgetFile.js"
+import { type BudgetCore, budgetService, makeBudgetCore, makeMemoryStore } from "./BudgetCore.js"
+import { loadBudgetFile } from "./BudgetFile.js"
+import { initBudgetDatabase, makeSqliteStore, openBudgetDatabase } from "./BudgetSqlite.js"
 
-/** Today's counters from the audit log: the settled cost of today's traces and today's override, if any. */
+/** The budget's settings from the configuration: a reservation is stale once no call attempt can still be running. */
+export const budgetSettings = (config: AppConfig): BudgetSettings => ({
+  ...config.budget,
+  usdToEur: config.usdToEur,
+  pricing: config.pricing,
+  staleAfterMs: config.timeouts.llmMs + 60_000
+})
+
+/** Where the budget lives in a workspace, and where earlier versions kept it. */
+export const budgetFiles = (root: string) => ({
+  database: NodePath.join(root, ".state", "budget.sqlite"),
+  legacyJson: NodePath.join(root, ".audit", "budget.json")
+})
+
+/**
+ * Today's counters from the audit log: the settled cost of today's traces and of the paid calls made outside a
+ * turn (`llm_call`), and today's override, if any.
+ */
 const rebuildFromAudit = (settings: BudgetSettings, day: string, now: number) =>
   Effect.gen(function*() {
     const audit = yield* AuditLog
     const since = now - 36 * 3600 * 1000
     const traces = yield* audit.query({ kind: "trace", since, limit: 1_000_000 })
+    const calls = yield* audit.query({ kind: "llm_call", since, limit: 1_000_000 })
     const overrides = yield* audit.query({ kind: "budget_override", since, limit: 1_000 })
     const today = <R extends { readonly at: string }>(records: ReadonlyArray<R>) =>
       records.filter((record) => localDay(Date.parse(record.at), settings.timeZone) === day)
-    const spentUsd = today(traces).reduce((total, record) => total + ("cost_usd" in record ? record.cost_usd : 0), 0)
+    const spentUsd = [...today(traces), ...today(calls)].reduce(
+      (total, record) => total + ("cost_usd" in record ? record.cost_usd : 0),
+      0
+    )
     const override = today(overrides).map((record) => ("until" in record ? Date.parse(record.until) : 0)).sort().at(-1)
-    const state: BudgetState = {
+    const counters: BudgetDay = {
       ...freshDay(day),
       spentEur: spentUsd * settings.usdToEur,
       overrideUntil: override ?? null
     }
-    return { state, records: today(traces).length }
+    return { counters, records: today(traces).length }
   })
 
+/** The first state of a budget with no database: budget.json's counters if it has today's, else the audit log's. */
+const seedCounters = (settings: BudgetSettings, files: ReturnType<typeof budgetFiles>, why: string | null) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const day = localDay(now, settings.timeZone)
+    const legacy = yield* loadBudgetFile(files.legacyJson)
+    if (legacy._tag === "Loaded" && legacy.day.day === day) {
+      return {
+        today: { ...legacy.day, spentEur: legacy.day.spentEur + legacy.inFlightEur },
+        origin: `imported from budget.json at ${isoAt(now)}`,
+        imported: true,
+        note: `budget: today's counters imported from ${files.legacyJson} (${legacy.day.spentEur.toFixed(4)} EUR spent${
+          legacy.inFlightEur > 0
+            ? `, ${legacy.inFlightEur.toFixed(4)} EUR of calls that never settled counted as spent`
+            : ""
+        })`,
+        warn: false
+      }
+    }
+    const rebuilt = yield* rebuildFromAudit(settings, day, now).pipe(
+      Effect.orElseSucceed(() => ({ counters: freshDay(day), records: -1 }))
+    )
+    const what = why ?? (legacy._tag === "Corrupt" ? `${files.legacyJson} is corrupt (${legacy.detail})` : null)
+    const note = rebuilt.records < 0
+      ? `budget: ${what ?? "new budget store"} and the audit log could not be read: today's counters start at 0`
+      : rebuilt.records === 0 && what === null
+      ? `budget: new budget store at ${files.database}`
+      : `budget: ${what ?? "new budget store"}: today's counters rebuilt from ${rebuilt.records} trace records (${
+        rebuilt.counters.spentEur.toFixed(4)
+      } EUR spent)`
+    return {
+      today: rebuilt.counters,
+      origin: `rebuilt from ${rebuilt.records} audit records at ${isoAt(now)}`,
+      imported: legacy._tag === "Loaded",
+      note,
+      warn: what !== null || rebuilt.records !== 0
+    }
+  })
+
+const logNote = (seed: { readonly note: string; readonly warn: boolean }) =>
+  seed.warn ? Effect.logWarning(seed.note) : Effect.logInfo(seed.note)
+
+/** A stopped process's calls, found at start: said once, counted as spent. */
+const sweepAtStart = (core: BudgetCore) =>
+  Effect.flatMap(core.sweep, ({ count, eur }) =>
+    count === 0
+      ? Effect.void
+      : Effect.logWarning(
+        `budget: ${count} calls left in flight by a stopped process counted as spent (${eur.toFixed(4)} EUR)`
+      )).pipe(Effect.catchTag("BudgetStoreError", (error) => Effect.logError(`budget: ${error.message}`)))
+
 /**
- * The budget in `<workspace>/.audit/budget.json`, written atomically on every change that moves money. A
- * missing or corrupt file is reported and rebuilt from the day's audit records, never silently zeroed;
- * reservations left by a crash count as spent.
+ * The budget in `<workspace>/.state/budget.sqlite`, shared by every process of the workspace (the service, CLI
+ * turns, the digest): every change is one write transaction, so the hard cap holds across them. A new database
+ * starts from budget.json's counters when it holds today's (the file is then renamed `budget.json.imported`),
+ * else from the day's audit records; a corrupt database is moved aside and rebuilt the same way.
  */
-export const BudgetLive = Layer.effect(
+export const BudgetLive = Layer.scoped(
   Budget,
   Effect.gen(function*() {
     const { config } = yield* MyclawConfig
     const workspace = yield* Workspace
     const audit = yield* AuditLog
-    const settings: BudgetSettings = { ...config.budget, usdToEur: config.usdToEur, pricing: config.pricing }
-    const file = NodePath.join(workspace.root, ".audit", "budget.json")
-    const now = yield* Clock.currentTimeMillis
-    const today = localDay(now, settings.timeZone)
-    const loaded = yield* loadBudgetFile(file)
-    let initial: BudgetState
-    if (loaded._tag === "Loaded") {
-      const inFlight = Object.values(loaded.state.reservations).reduce((total, eur) => total + eur, 0)
-      if (inFlight > 0) {
-        yield* Effect.logWarning(
-          `budget.json holds ${inFlight.toFixed(4)} EUR of calls that never settled (a crash?): counted as spent`
-        )
-      }
-      initial = loaded.state.day === today
-        ? { ...loaded.state, spentEur: loaded.state.spentEur + inFlight, reservations: {} }
-        : freshDay(today)
-    } else {
-      const rebuilt = yield* Effect.provideService(rebuildFromAudit(settings, today, now), AuditLog, audit).pipe(
-        Effect.orElseSucceed(() => ({ state: freshDay(today), records: -1 }))
-      )
-      const why = loaded._tag === "Missing" ? "is missing" : `is corrupt (${loaded.detail})`
-      yield* Effect.logWarning(
-        rebuilt.records < 0
-          ? `${file} ${why} and the audit log could not be read: starting today's counters at 0`
-          : `${file} ${why}: rebuilt from ${rebuilt.records} trace records of today (${
-            rebuilt.state.spentEur.toFixed(4)
-          } EUR spent)`
-      )
-      initial = rebuilt.state
+    const settings = budgetSettings(config)
+    const files = budgetFiles(workspace.root)
+    const scope = yield* Effect.scope
+    yield* Effect.promise(() => NodeFs.mkdir(NodePath.dirname(files.database), { recursive: true }))
+    let opened = yield* openBudgetDatabase(files.database, { readonly: false }, scope)
+    let why: string | null = null
+    if (opened._tag === "Corrupt") {
+      const aside = `${files.database}.corrupt-${isoAt(yield* Clock.currentTimeMillis).replace(/[:.]/g, "-")}`
+      yield* Effect.promise(() => NodeFs.rename(files.database, aside))
+      why = `${files.database} was corrupt (${opened.detail}), moved to ${NodePath.basename(aside)}`
+      opened = yield* openBudgetDatabase(files.database, { readonly: false }, scope)
     }
-    const save = (state: BudgetState) =>
-      Effect.flatMap(Clock.currentTimeMillis, (at) => saveBudgetFile(file, settings.timeZone, state, at)).pipe(
-        Effect.catchAll((error) => Effect.logError(`cannot write ${file}: ${String(error)}`))
+    if (opened._tag === "Corrupt") return yield* Effect.dieMessage(`${files.database} is corrupt: ${opened.detail}`)
+    const { sql } = opened
+    const [version] = yield* Effect.orDie(sql<{ user_version: number }>`PRAGMA user_version`)
+    if ((version?.user_version ?? 0) === 0) {
+      const seed = yield* Effect.provideService(seedCounters(settings, files, why), AuditLog, audit)
+      const created = yield* initBudgetDatabase(
+        sql,
+        files.database,
+        Effect.succeed(seed),
+        yield* Clock.currentTimeMillis
       )
-    yield* save(initial)
-    const core = yield* makeBudgetCore(settings, initial, save)
+      if (created) {
+        yield* logNote(seed)
+        if (seed.imported) {
+          yield* Effect.tryPromise(() => NodeFs.rename(files.legacyJson, `${files.legacyJson}.imported`)).pipe(
+            Effect.catchAll((error) =>
+              Effect.logWarning(`budget: cannot rename ${files.legacyJson}: ${messageOf(error)}`)
+            )
+          )
+        }
+      }
+    }
+    const core = yield* makeBudgetCore(
+      settings,
+      makeSqliteStore(sql, files.database, Clock.currentTimeMillis, { readonly: false }),
+      `${process.pid}.${NodeCrypto.randomBytes(4).toString("hex")}:`
+    )
+    yield* sweepAtStart(core)
     const override = (request: { readonly until: number; readonly reason: string; readonly sender: string }) =>
       Effect.gen(function*() {
         const at = yield* Clock.currentTimeMillis
@@ -85,8 +167,43 @@ export const BudgetLive = Layer.effect(
           until: isoAt(request.until),
           reason: request.reason
         })
-        yield* core.setOverride(request.until)
+        yield* Effect.orDie(core.setOverride(request.until))
       })
     return budgetService(core, override)
+  })
+)
+
+/**
+ * The budget as read-only commands see it: the database opened read-only, or, when there is none yet, the
+ * counters it would start from, computed in memory. Nothing is created or written; every change is refused.
+ */
+export const BudgetReadOnly = Layer.scoped(
+  Budget,
+  Effect.gen(function*() {
+    const { config } = yield* MyclawConfig
+    const workspace = yield* Workspace
+    const audit = yield* AuditLog
+    const settings = budgetSettings(config)
+    const files = budgetFiles(workspace.root)
+    const scope = yield* Effect.scope
+    const exists = yield* Effect.promise(() => NodeFs.access(files.database).then(() => true, () => false))
+    const opened = exists ? yield* openBudgetDatabase(files.database, { readonly: true }, scope) : null
+    const refuse = Effect.dieMessage("the budget is read-only in this command")
+    if (opened?._tag === "Open") {
+      const [version] = yield* Effect.orDie(opened.sql<{ user_version: number }>`PRAGMA user_version`)
+      if ((version?.user_version ?? 0) > 0) {
+        const core = yield* makeBudgetCore(
+          settings,
+          makeSqliteStore(opened.sql, files.database, Clock.currentTimeMillis, { readonly: true })
+        )
+        return budgetService(core, () => refuse)
+      }
+    }
+    const why = opened?._tag === "Corrupt" ? `${files.database} is corrupt (${opened.detail})` : null
+    const seed = yield* Effect.provideService(seedCounters(settings, files, why), AuditLog, audit)
+    if (seed.warn) yield* Effect.logWarning(seed.note)
+    const store = yield* makeMemoryStore({ days: { [seed.today.day]: seed.today }, reservations: [] })
+    const core = yield* makeBudgetCore(settings, store)
+    return budgetService(core, () => refuse)
   })
 )

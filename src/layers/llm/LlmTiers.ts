@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Schedule } from "effect"
 import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
 import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
@@ -117,19 +117,31 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
   ): Effect.Effect<ProviderResponse, LlmError | BudgetExceeded> => {
     if (budget === undefined) return call(p, request)
     const priced = priceOf(settings.pricing, p.model) !== undefined
-    return Effect.flatMap(
-      budget.reserve({
-        model: p.model,
-        inputTokens: priced ? estimateInputTokens(request) : 0,
-        maxOutputTokens: request.maxTokens ?? p.maxOutputTokens ?? DEFAULT_MAX_OUTPUT
-      }),
-      (reservation) =>
-        call(p, request).pipe(
-          Effect.tap((response) =>
-            Effect.flatMap(cost(response.model, response.usage), (usd) => budget.settle(reservation, usd))
-          ),
-          Effect.tapError(() => budget.settle(reservation, 0))
-        )
+    // Every reservation ends: settled at the real cost, at 0 when the call failed or was never sent, and at its
+    // maximum when the call was interrupted in flight (the provider may have billed it).
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(
+        budget.reserve({
+          model: p.model,
+          inputTokens: priced ? estimateInputTokens(request) : 0,
+          maxOutputTokens: request.maxTokens ?? p.maxOutputTokens ?? DEFAULT_MAX_OUTPUT
+        }),
+        (reservation) => {
+          let sent = false
+          return restore(Effect.suspend(() => {
+            sent = true
+            return call(p, request)
+          })).pipe(
+            Effect.onExit((exit) =>
+              Exit.isSuccess(exit)
+                ? Effect.flatMap(cost(exit.value.model, exit.value.usage), (usd) => budget.settle(reservation, usd))
+                : sent && Cause.isInterrupted(exit.cause)
+                ? budget.abandon(reservation)
+                : budget.settle(reservation, 0)
+            )
+          )
+        }
+      )
     )
   }
 

@@ -37,15 +37,30 @@ export class RecentTurns {
   }
 }
 
-/** What a line of a trace file contributes to the history, without decoding the whole (maybe large) trace. */
-const pastTurnOf = (line: string): { readonly sessionId: string; readonly turn: PastTurn } | undefined => {
+/**
+ * What a line of a trace file contributes to the history, without decoding the whole (maybe large) trace:
+ * the same fields `pastTurnOf` takes from a decoded one.
+ */
+const pastTurnOfLine = (line: string): { readonly sessionId: string; readonly turn: PastTurn } | undefined => {
   try {
     const value: unknown = JSON.parse(line)
     if (typeof value !== "object" || value === null) return undefined
-    const { final_response, session_id, user_message } = value as Record<string, unknown>
+    const { final_response, finished_at, metadata, session_id, user_message } = value as Record<string, unknown>
     if (typeof session_id !== "string" || typeof user_message !== "string") return undefined
     if (final_response !== null && typeof final_response !== "string") return undefined
-    return { sessionId: session_id, turn: { userMessage: user_message, finalResponse: final_response } }
+    const sources = typeof metadata === "object" && metadata !== null
+      ? (metadata as Record<string, unknown>).taint_sources
+      : undefined
+    const taintedBy = Array.isArray(sources) ? sources.filter((s): s is string => typeof s === "string") : []
+    return {
+      sessionId: session_id,
+      turn: {
+        userMessage: user_message,
+        finalResponse: final_response,
+        ...(taintedBy.length > 0 ? { taintedBy } : {}),
+        ...(taintedBy.length > 0 && typeof finished_at === "string" ? { answeredAt: finished_at } : {})
+      }
+    }
   } catch {
     return undefined
   }
@@ -117,7 +132,7 @@ export const loadRecentTurns = (dir: string) =>
         const file = NodePath.join(dir, name)
         let skipped = 0
         const end = await streamLines(file, snapshot?.offsets[name] ?? 0, (line) => {
-          const past = pastTurnOf(line)
+          const past = pastTurnOfLine(line)
           if (past === undefined) skipped++
           else recent.add(past.sessionId, past.turn)
         })

@@ -4,7 +4,7 @@ import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
-import { type PastTurn, TraceStore } from "../../services/TraceStore.js"
+import { type PastTurn, pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
 import { loadRecentTurns, saveSnapshot } from "./RecentTurns.js"
@@ -190,7 +190,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
             file,
             line: traceToJson(trace) + "\n",
             sessionId: trace.session_id,
-            turn: { userMessage: trace.user_message, finalResponse: trace.final_response },
+            turn: pastTurnOf(trace),
             done
           }),
           () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })

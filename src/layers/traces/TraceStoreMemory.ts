@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { TraceStoreError } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
-import { TraceStore } from "../../services/TraceStore.js"
+import { pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 import { lastTurns } from "./Recent.js"
 
 /** What an in-memory trace store holds, for tests to inspect. */
@@ -23,10 +23,7 @@ export const TraceStoreMemory = Layer.scopedContext(
             : Effect.sync(() => void traces.push(trace))
         ),
       recentTurns: (sessionId, limit) =>
-        Effect.sync(() =>
-          lastTurns(traces.filter((trace) => trace.session_id === sessionId), limit)
-            .map((trace) => ({ userMessage: trace.user_message, finalResponse: trace.final_response }))
-        )
+        Effect.sync(() => lastTurns(traces.filter((trace) => trace.session_id === sessionId), limit).map(pastTurnOf))
     })
     return Context.make(TraceStore, store).pipe(Context.add(RecordedTraces, { all: Effect.sync(() => traces.slice()) }))
   })

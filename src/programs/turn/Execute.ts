@@ -109,7 +109,7 @@ export const observe = (
         isError: result.status === "failed"
       },
       invalid: false,
-      taint: taintOf(context.userMessage, run.tool, run.prepared.target, result),
+      ...(yield* taintOf(context.userMessage, run.tool, result)),
       suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
     } satisfies Observation
   })

@@ -1,4 +1,4 @@
-import type { LlmError } from "../../domain/Errors.js"
+import { type BudgetExceeded, budgetExceededMessage, callTooLarge, type LlmError } from "../../domain/Errors.js"
 import type { Outcome } from "../../domain/ExecutionTrace.js"
 import { localMinute } from "../../domain/Time.js"
 import type { BudgetStatus } from "../../services/Budget.js"
@@ -15,6 +15,17 @@ export const budgetHitMessage = (status: BudgetStatus): string =>
     status.hardCapEur.toFixed(2)
   } EUR hard cap), so I can't call a model until it resets at ${resetTime(status)}. ` +
   "The owner can lift the cap for today with: myclaw budget override --until HH:MM --reason \"...\""
+
+/**
+ * A call the budget refused: the day's budget is spent, or (when it is not) this one call's maximum is more than
+ * what remains, which a smaller answer limit, a higher cap or an override fixes.
+ */
+export const budgetRefusedMessage = (error: BudgetExceeded, status: BudgetStatus): string =>
+  callTooLarge(error)
+    ? `I did not call the model: ${budgetExceededMessage(error)}. ` +
+      "To make such a call fit, lower the model's maxTokens in myclaw.json, shorten the conversation, raise " +
+      "budget.hardCapEur, or lift the cap for today with: myclaw budget override --until HH:MM --reason \"...\""
+    : budgetHitMessage(status)
 
 export const softCapNotice = (status: BudgetStatus): string =>
   `(Note: today's spending passed the ${status.softCapEur.toFixed(2)} EUR soft cap; until ${

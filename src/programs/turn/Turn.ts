@@ -14,6 +14,7 @@ import { execute, observe } from "./Execute.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
 import {
   budgetHitMessage,
+  budgetRefusedMessage,
   gateEnd,
   invalidStreakMessage,
   llmFailureMessage,
@@ -61,7 +62,8 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     traceId,
     sessionId: input.sessionId,
     channel: input.channel,
-    provenance: provenanceOf(current)
+    provenance: provenanceOf(current),
+    provenanceAtLaunch: Effect.map(Ref.get(state), provenanceOf)
   }))
 
   const runOne = (run: Run) =>
@@ -158,7 +160,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     if (thought._tag === "Failed") {
       yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
       if (thought.error._tag === "BudgetExceeded") {
-        return Next.End({ outcome: "budget_hit", response: budgetHitMessage(yield* budget.status) })
+        return Next.End({ outcome: "budget_hit", response: budgetRefusedMessage(thought.error, yield* budget.status) })
       }
       return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })
     }

@@ -8,6 +8,8 @@ import type { Prompt } from "../../services/PromptBuilder.js"
 export interface Taint {
   readonly sources: ReadonlyArray<string>
   readonly hosts: ReadonlySet<string>
+  /** Sources of the earlier turns whose history the prompt replays. */
+  readonly inherited: ReadonlyArray<string>
 }
 
 /** What an executed (or refused) tool call adds to the turn. */
@@ -19,6 +21,8 @@ export interface Observation {
   readonly invalid: boolean
   /** Untrusted content it brought in, if any. */
   readonly taint?: { readonly source: string; readonly hosts: ReadonlyArray<string> } | undefined
+  /** Content from a source the owner's policy trusts (recorded in the trace's `trusted_sources`). */
+  readonly trusted?: { readonly source: string; readonly rule: string } | undefined
   /** Content that looked like an injection attempt (recorded, never obeyed). */
   readonly suspicion?: { readonly source: string; readonly pattern: string } | undefined
 }
@@ -53,7 +57,7 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   costUsd: 0,
   invalidStreak: 0,
   forceFrontier: false,
-  taint: { sources: [], hosts: new Set() },
+  taint: { sources: [], hosts: new Set(), inherited: [] },
   metadata: {},
   end: null
 })
@@ -61,8 +65,14 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
 export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   ...state,
   system: prompt.system,
-  messages: prompt.messages
+  messages: prompt.messages,
+  taint: { ...state.taint, inherited: prompt.taint }
 })
+
+/** Every source that tainted the turn, its own and those it inherited from the history it replayed. */
+export const taintSources = (state: TurnState): ReadonlyArray<string> => [
+  ...new Set([...state.taint.sources, ...state.taint.inherited])
+]
 
 /** A Thought: its step and cost, and the assistant message when it asks for tools. */
 export const thought = (state: TurnState, step: ThoughtStep, response: LlmResponse): TurnState => ({
@@ -78,21 +88,26 @@ export const forcedFrontier = (state: TurnState): TurnState =>
   state.forceFrontier ? state : { ...state, forceFrontier: true }
 
 export const observed = (state: TurnState, observation: Observation): TurnState => {
-  const { suspicion, taint } = observation
+  const { suspicion, taint, trusted } = observation
+  const metadata = trusted === undefined ? state.metadata : {
+    ...state.metadata,
+    trusted_sources: [...((state.metadata.trusted_sources as ReadonlyArray<unknown>) ?? []), trusted]
+  }
   return {
     ...state,
     steps: [...state.steps, observation.step],
     messages: observation.message === undefined ? state.messages : [...state.messages, observation.message],
     invalidStreak: observation.invalid ? state.invalidStreak + 1 : 0,
     taint: taint === undefined ? state.taint : {
+      ...state.taint,
       sources: state.taint.sources.includes(taint.source)
         ? state.taint.sources
         : [...state.taint.sources, taint.source],
       hosts: taint.hosts.length === 0 ? state.taint.hosts : new Set([...state.taint.hosts, ...taint.hosts])
     },
-    metadata: suspicion === undefined ? state.metadata : {
-      ...state.metadata,
-      injection_suspected: [...((state.metadata.injection_suspected as ReadonlyArray<unknown>) ?? []), suspicion]
+    metadata: suspicion === undefined ? metadata : {
+      ...metadata,
+      injection_suspected: [...((metadata.injection_suspected as ReadonlyArray<unknown>) ?? []), suspicion]
     }
   }
 }
@@ -118,5 +133,7 @@ export const toTrace = (state: TurnState, now: number): ExecutionTrace => ({
   cost_usd: state.costUsd,
   wall_time_ms: now - state.startedAt,
   outcome: state.end?.outcome ?? "timeout_steps",
-  metadata: state.metadata
+  metadata: taintSources(state).length === 0
+    ? state.metadata
+    : { ...state.metadata, taint_sources: taintSources(state) }
 })

@@ -249,6 +249,25 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       assert.strictEqual((yield* second.log.query({ limit: 100 })).length, 31)
     }).pipe(quiet))
 
+  it.scoped("a corrupt index (not a database) is rebuilt from the files with the same answers", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      const first = yield* openLog(dirs)
+      yield* appendTraces(first.log, 30)
+      const before = yield* first.log.query({ limit: 100 })
+      yield* first.close
+      for (const name of NodeFs.readdirSync(dirs.auditDir).filter((n) => n.startsWith("index.sqlite"))) {
+        NodeFs.rmSync(NodePath.join(dirs.auditDir, name))
+      }
+      NodeFs.writeFileSync(
+        NodePath.join(dirs.auditDir, "index.sqlite"),
+        "this is not a SQLite database, at all. ".repeat(200)
+      )
+      const second = yield* openLog(dirs)
+      assert.deepStrictEqual(yield* second.log.query({ limit: 100 }), before)
+    }).pipe(quiet))
+
   it.scoped("fail closed: a write that fails (ENOSPC) is an AuditError, the side effect never runs, no partial line is left", () =>
     Effect.gen(function*() {
       yield* startAt()

@@ -16,7 +16,8 @@ import {
   nowIso,
   openLog,
   readLines,
-  startAt
+  startAt,
+  trace
 } from "./support.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
@@ -195,6 +196,45 @@ it.live(
         report.files.reduce((sum, file) => sum + file.records, 0),
         1200
       )
+      yield* check.close
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer), quiet),
+  { timeout: 60_000 }
+)
+
+// A busy writer is never idle; a process that asks for the folder still gets it, after the busy one's batch.
+it.live(
+  "a process beside a writer that never goes idle still gets its records in: the holder hands over on request",
+  () =>
+    Effect.gen(function*() {
+      const dirs = yield* makeDirs
+      const script = NodePath.resolve("tests/layers/audit/fixtures/crash-writer.ts")
+      const writing = yield* Deferred.make<void>()
+      const writer = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn(process.execPath, ["--import", "tsx", script, dirs.auditDir, dirs.keyDir, "-", "batch"], {
+            stdio: ["ignore", "pipe", "ignore"]
+          })
+        ),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      writer.stdout.on("data", () => Deferred.unsafeDone(writing, Exit.void))
+      yield* Deferred.await(writing)
+      // Five times a fresh writer (a CLI command) asks for the folder while the other process keeps writing.
+      for (let i = 0; i < 5; i++) {
+        const mine = yield* openLog(dirs)
+        yield* mine.log.append(trace(new Date().toISOString(), 9_000_000 + i))
+        yield* mine.close
+      }
+      writer.kill("SIGKILL")
+      yield* Effect.async<void>((resume) => {
+        if (writer.exitCode !== null || writer.signalCode !== null) resume(Effect.void)
+        else writer.once("exit", () => resume(Effect.void))
+      })
+      const check = yield* openLog(dirs)
+      const report = yield* check.log.verifyIntegrity()
+      onlyTornTails(report, dirs)
+      const mineFound = yield* check.log.query({ kind: "trace", limit: 100_000 })
+      assert.strictEqual(mineFound.filter((r) => r.kind === "trace" && r.trace_id.startsWith("t-900000")).length, 5)
       yield* check.close
     }).pipe(Effect.scoped, Effect.provide(NodeContext.layer), quiet),
   { timeout: 60_000 }

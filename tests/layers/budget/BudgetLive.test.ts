@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Schema, TestClock } from "effect"
+import * as NodeChildProcess from "node:child_process"
 import * as NodePath from "node:path"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
 import { AuditLogMemory, makeAuditLogMemory } from "../../../src/layers/audit/AuditLogMemory.js"
@@ -45,6 +46,38 @@ const spend = (eur: number) =>
       Effect.flatMap(budget.reserve({ model: "m", inputTokens: eur, maxOutputTokens: 0 }), (r) => budget.settle(r, eur))
   )
 
+/** An audit log with three traces: two of 2026-07-01 in Rome (0.75 USD together), one of the day before. */
+const auditWithTraces = Effect.gen(function*() {
+  const audit = yield* makeAuditLogMemory()
+  for (
+    const [at, cost] of [["2026-07-01T08:00:00.000Z", 0.4], ["2026-07-01T09:00:00.000Z", 0.35], [
+      "2026-06-30T09:00:00.000Z",
+      9
+    ]] as const
+  ) {
+    yield* audit.append({
+      kind: "trace",
+      at,
+      trace_id: at,
+      session_id: "s",
+      channel: "cli",
+      sender: "cli:me",
+      started_at: at,
+      finished_at: at,
+      user_message: "x",
+      final_response: "y",
+      steps_count: 1,
+      tool_calls: [],
+      cost_usd: cost,
+      wall_time_ms: 1,
+      outcome: "success",
+      approvals_requested: 0,
+      approvals_granted: 0
+    })
+  }
+  return audit
+})
+
 describe("BudgetLive", () => {
   it.scoped("levels follow the caps; a call that would pass the hard cap is refused before it is made", () =>
     withHome((home) =>
@@ -81,15 +114,20 @@ describe("BudgetLive", () => {
       }).pipe(Effect.provide(budgetAt(home)))
     ))
 
-  it.scoped("counters and reservations survive a restart; a reservation left by a crash counts as spent", () =>
+  it.scoped("counters and reservations survive a restart; a reservation left by a stopped process ends as spent", () =>
     withHome((home) =>
       Effect.gen(function*() {
         yield* spend(0.5).pipe(Effect.provide(budgetAt(home)))
         yield* Effect.flatMap(Budget, (b) => b.reserve({ model: "m", inputTokens: 0.25, maxOutputTokens: 0 }))
           .pipe(Effect.provide(budgetAt(home)))
-        const after = yield* Effect.flatMap(Budget, (b) => b.status).pipe(Effect.provide(budgetAt(home)))
-        assert.closeTo(after.spentEur, 0.75, 1e-9)
-        assert.strictEqual(after.reservedEur, 0)
+        const status = Effect.flatMap(Budget, (b) => b.status).pipe(Effect.provide(budgetAt(home)))
+        const after = yield* status
+        assert.closeTo(after.spentEur + after.reservedEur, 0.75, 1e-9, "held against the cap all along")
+        // No call attempt outlives its timeout (60 s by default) by a minute: past that, the reservation is spent.
+        yield* TestClock.adjust("121 seconds")
+        const later = yield* status
+        assert.closeTo(later.spentEur, 0.75, 1e-9)
+        assert.strictEqual(later.reservedEur, 0)
       })
     ))
 
@@ -112,46 +150,61 @@ describe("BudgetLive", () => {
       })
     ))
 
-  it.scoped("a corrupt budget.json is rebuilt from the day's audit records, not zeroed", () =>
+  it.scoped("a corrupt budget database is moved aside and rebuilt from the day's audit records, not zeroed", () =>
     withHome((home) =>
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.UTC(2026, 6, 1, 12, 0))
-        const audit = yield* makeAuditLogMemory()
-        for (
-          const [at, cost] of [["2026-07-01T08:00:00.000Z", 0.4], ["2026-07-01T09:00:00.000Z", 0.35], [
-            "2026-06-30T09:00:00.000Z",
-            9
-          ]] as const
-        ) {
-          yield* audit.append({
-            kind: "trace",
-            at,
-            trace_id: at,
-            session_id: "s",
-            channel: "cli",
-            sender: "cli:me",
-            started_at: at,
-            finished_at: at,
-            user_message: "x",
-            final_response: "y",
-            steps_count: 1,
-            tool_calls: [],
-            cost_usd: cost,
-            wall_time_ms: 1,
-            outcome: "success",
-            approvals_requested: 0,
-            approvals_granted: 0
-          })
-        }
+        const audit = yield* auditWithTraces
         const fs = yield* FileSystem.FileSystem
-        yield* fs.makeDirectory(NodePath.join(home, ".audit"), { recursive: true })
-        yield* fs.writeFileString(NodePath.join(home, ".audit", "budget.json"), "{ not json")
+        yield* fs.makeDirectory(NodePath.join(home, ".state"), { recursive: true })
+        yield* fs.writeFileString(NodePath.join(home, ".state", "budget.sqlite"), "not a database at all, ".repeat(200))
+        yield* audit.append({
+          kind: "llm_call",
+          at: "2026-07-01T10:00:00.000Z",
+          purpose: "digest_polish",
+          provider: "p",
+          model: "m",
+          tier: "local-fast",
+          input_tokens: 1,
+          output_tokens: 1,
+          cost_usd: 0.05
+        })
         const status = yield* Effect.flatMap(Budget, (b) => b.status).pipe(
           Effect.provide(budgetAt(home, Layer.succeed(AuditLog, audit)))
         )
-        assert.closeTo(status.spentEur, 0.75, 1e-9)
-        const rewritten = JSON.parse(yield* fs.readFileString(NodePath.join(home, ".audit", "budget.json")))
-        assert.closeTo(rewritten.spent_eur, 0.75, 1e-9)
+        assert.closeTo(status.spentEur, 0.8, 1e-9, "the traces' costs and the paid call outside a turn")
+        const names = yield* fs.readDirectory(NodePath.join(home, ".state"))
+        assert.isTrue(names.some((name) => name.startsWith("budget.sqlite.corrupt-")), names.join(", "))
+        const again = yield* Effect.flatMap(Budget, (b) => b.status).pipe(Effect.provide(budgetAt(home)))
+        assert.closeTo(again.spentEur, 0.8, 1e-9, "the rebuilt counters are stored")
+      })
+    ))
+
+  it.scoped("budget.json of an earlier version is carried over once (its unsettled calls as spent), then renamed", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.UTC(2026, 6, 1, 12, 0))
+        const fs = yield* FileSystem.FileSystem
+        const json = NodePath.join(home, ".audit", "budget.json")
+        yield* fs.makeDirectory(NodePath.dirname(json), { recursive: true })
+        yield* fs.writeFileString(
+          json,
+          JSON.stringify({
+            version: 1,
+            day: "2026-07-01",
+            time_zone: "Europe/Rome",
+            spent_eur: 0.5,
+            reservations: { r1: 0.2 },
+            override_until: null,
+            soft_notice_given: false,
+            updated_at: "2026-07-01T11:00:00.000Z"
+          })
+        )
+        const status = Effect.flatMap(Budget, (b) => b.status).pipe(Effect.provide(budgetAt(home)))
+        assert.closeTo((yield* status).spentEur, 0.7, 1e-9)
+        assert.isFalse(yield* fs.exists(json))
+        assert.isTrue(yield* fs.exists(`${json}.imported`))
+        assert.closeTo((yield* status).spentEur, 0.7, 1e-9, "imported once, not again")
       })
     ))
 
@@ -184,4 +237,87 @@ describe("BudgetLive", () => {
         assert.deepStrictEqual(refused, ["AuditError", null])
       })
     ))
+
+  it.scoped("two processes on one workspace: neither erases the other's spend", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        const server = yield* Layer.build(budgetAt(home))
+        const cli = yield* Layer.build(budgetAt(home))
+        yield* spend(0.5).pipe(Effect.provide(server))
+        yield* spend(0.3).pipe(Effect.provide(cli))
+        yield* spend(0.1).pipe(Effect.provide(server))
+        for (const process of [server, cli]) {
+          const status = yield* Effect.flatMap(Budget, (b) => b.status).pipe(Effect.provide(process))
+          assert.closeTo(status.spentEur, 0.9, 1e-9)
+        }
+        const restarted = yield* Effect.flatMap(Budget, (b) => b.status).pipe(Effect.provide(budgetAt(home)))
+        assert.closeTo(restarted.spentEur, 0.9, 1e-9)
+      })
+    ))
+
+  it.scoped("the hard cap holds across processes: their reservations together never pass it", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        const processes = [yield* Layer.build(budgetAt(home)), yield* Layer.build(budgetAt(home))]
+        let granted = 0
+        for (let round = 0; round < 10; round++) {
+          for (const process of processes) {
+            const result = yield* Effect.flatMap(
+              Budget,
+              (b) => Effect.either(b.reserve({ model: "m", inputTokens: 0.3, maxOutputTokens: 0 }))
+            ).pipe(Effect.provide(process))
+            if (result._tag === "Right") granted++
+          }
+        }
+        assert.strictEqual(granted, 6, "2 EUR hard cap / 0.3 EUR a call")
+      })
+    ))
+
+  it.scoped("an abandoned reservation ends at its maximum, once", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        const budget = yield* Budget
+        const reservation = yield* budget.reserve({ model: "m", inputTokens: 0.4, maxOutputTokens: 0 })
+        yield* budget.abandon(reservation)
+        const status = yield* budget.status
+        assert.closeTo(status.spentEur, 0.4, 1e-9)
+        assert.strictEqual(status.reservedEur, 0)
+      }).pipe(Effect.provide(budgetAt(home)))
+    ))
+})
+
+describe("BudgetLive across real processes", () => {
+  it.scoped(
+    "four processes spending at once: every cost counted, the hard cap never passed",
+    () =>
+      withHome((home) =>
+        Effect.gen(function*() {
+          const worker = NodePath.resolve("tests/support/budget-worker.mjs")
+          const run = () =>
+            Effect.async<{ granted: number; refused: number }>((resume) => {
+              NodeChildProcess.execFile(
+                "node",
+                [worker, home, "60"],
+                (error, stdout, stderr) =>
+                  resume(error ? Effect.die(new Error(stderr || String(error))) : Effect.succeed(JSON.parse(stdout)))
+              )
+            })
+          // The workers run on the real clock; the store is created first, so that they race on spending only.
+          yield* TestClock.setTime(Date.now())
+          const settings = { hardCapEur: 1, timeZone: "UTC" }
+          yield* Effect.flatMap(Budget, (b) => b.status).pipe(Effect.provide(budgetAt(home, AuditLogMemory, settings)))
+          const results = yield* Effect.all([run(), run(), run(), run()], { concurrency: "unbounded" })
+          const granted = results.reduce((total, r) => total + r.granted, 0)
+          assert.strictEqual(granted + results.reduce((total, r) => total + r.refused, 0), 240)
+          yield* TestClock.setTime(Date.now())
+          const status = yield* Effect.flatMap(Budget, (b) => b.status).pipe(
+            Effect.provide(budgetAt(home, AuditLogMemory, settings))
+          )
+          assert.closeTo(status.spentEur, granted * 0.007, 1e-9, "a cost was lost between processes")
+          assert.isAtMost(status.spentEur, 1)
+          assert.isAtLeast(granted, 1 / 0.01, "at least the calls whose maximum fits were granted")
+        }).pipe(Effect.provide(NodeContext.layer))
+      ),
+    60_000
+  )
 })

@@ -1,7 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Logger, LogLevel } from "effect"
+import { Effect, Fiber, Layer, Logger, LogLevel, Schema } from "effect"
+import { AppConfig } from "../../../src/domain/AppConfig.js"
 import { BudgetExceeded } from "../../../src/domain/Errors.js"
+import { BudgetMemory } from "../../../src/layers/budget/BudgetMemory.js"
+import { IdGeneratorLive } from "../../../src/layers/ids/IdGeneratorLive.js"
 import { makeLlmTiers } from "../../../src/layers/llm/LlmTiers.js"
+import type { Provider } from "../../../src/layers/llm/Provider.js"
+import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
 import { Budget } from "../../../src/services/Budget.js"
 import { fake, ok, request, settings } from "./support.js"
 
@@ -20,6 +25,7 @@ const budgetRefusing = (dear: ReadonlyArray<string>) => {
           : Effect.succeed({ id: `r-${asked.length}`, eur: 0 })
       }),
     settle: () => Effect.void,
+    abandon: () => Effect.void,
     softNoticeGiven: Effect.void,
     override: () => Effect.dieMessage("not used")
   })
@@ -53,8 +59,8 @@ describe("LlmTiers with a budget", () => {
       assert.deepStrictEqual(response.failedAttempts, [{
         provider: "a",
         reason: "BudgetExceeded",
-        message: "this call could cost up to 0.7500 EUR: with 1.5000 EUR spent or reserved today that passes the " +
-          "2.00 EUR hard cap"
+        message: "this call could cost up to 0.7500 EUR, more than the 0.5000 EUR left of the 2.00 EUR hard cap " +
+          "(1.5000 EUR spent today)"
       }])
     }))
 
@@ -81,5 +87,30 @@ describe("LlmTiers with a budget", () => {
         "a:BudgetExceeded",
         "b:Auth"
       ])
+    }))
+
+  it.effect("a call interrupted in flight ends its reservation: counted at its maximum, nothing left reserved", () =>
+    Effect.gen(function*() {
+      const config = Schema.decodeUnknownSync(AppConfig)({
+        budget: { softCapEur: 4, hardCapEur: 5, timeZone: "UTC" },
+        usdToEur: 1,
+        pricing: { hang: { inputPerMTok: 1_000_000, cachedInputPerMTok: 0, outputPerMTok: 0 } }
+      })
+      const budget = yield* Effect.provide(
+        Budget,
+        BudgetMemory.pipe(Layer.provide(Layer.merge(MyclawConfigFixed(config), IdGeneratorLive)))
+      )
+      const hanging: Provider = { name: "hang", model: "hang", generate: () => Effect.never }
+      const llm = makeLlmTiers(
+        { frontier: [hanging], "local-fast": [] },
+        { ...settings, pricing: config.pricing },
+        budget
+      )
+      const fiber = yield* Effect.fork(llm.generate(request))
+      while ((yield* budget.status).reservedEur === 0) yield* Effect.yieldNow()
+      yield* Fiber.interrupt(fiber)
+      const status = yield* budget.status
+      assert.strictEqual(status.reservedEur, 0, "the interrupted call still holds its reservation")
+      assert.closeTo(status.spentEur, 1, 1e-9)
     }))
 })
