@@ -1,6 +1,6 @@
 import { Clock, Duration, Effect, Option } from "effect"
 import type { InlineKeyboardMarkup } from "grammy/types"
-import { truncateEnd } from "../../domain/Text.js"
+import { truncateEnd, visible } from "../../domain/Text.js"
 import type { ApprovalAsker } from "../../services/ApprovalRouter.js"
 import type { AnswerOutcome, ApprovalAnswer, ApprovalDecision, PendingApproval } from "../../services/Approvals.js"
 import type { Outbox } from "./Outbox.js"
@@ -28,26 +28,22 @@ const keyboardFor = (nonce: string): InlineKeyboardMarkup => ({
   ]
 })
 
-/** Control characters shown escaped, so that text from a model or a web page cannot reshape the question. */
-const printable = (text: string): string =>
-  text.replace(
-    /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
-  )
+/** Control, bidirectional and format characters shown escaped: what the owner sees is what is approved. */
+const printable = (text: string, max: number): string => truncateEnd(visible(text), max)
 
 /** The question: action, target, consequences, where the turn came from, and how long it stays open. */
 export const describeForTelegram = (pending: PendingApproval, now: number, forwarded: boolean): string => {
   const { request } = pending
   return [
     "🔐 myclaw asks for approval",
-    ...(forwarded ? [`from: ${printable(request.channel)} (session ${request.sessionId})`] : []),
-    `action: ${printable(truncateEnd(request.summary, 300))}`,
-    `tool: ${request.tool}${request.target ? ` on ${printable(truncateEnd(request.target, 300))}` : ""}`,
-    `why: ${printable(truncateEnd(request.reason, 300))}`,
-    `args: ${printable(truncateEnd(JSON.stringify(request.args) ?? "undefined", 1500))}`,
+    ...(forwarded ? [`from: ${printable(request.channel, 200)} (session ${printable(request.sessionId, 200)})`] : []),
+    `action: ${printable(request.summary, 300)}`,
+    `tool: ${printable(request.tool, 100)}${request.target ? ` on ${printable(request.target, 300)}` : ""}`,
+    `why: ${printable(request.reason, 300)}`,
+    `args: ${printable(JSON.stringify(request.args) ?? "undefined", 1500)}`,
     ...(request.tainted === null
       ? []
-      : [`⚠️ This follows untrusted content from: ${printable(truncateEnd(request.tainted.sources.join(", "), 300))}`]),
+      : [`⚠️ This follows untrusted content from: ${printable(request.tainted.sources.join(", "), 300)}`]),
     `expires in ${Math.max(0, Math.round((pending.expiresAt - now) / 1000))} s`
   ].join("\n")
 }

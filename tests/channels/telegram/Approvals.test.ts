@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
+import { describeForTelegram } from "../../../src/channels/telegram/Approvals.js"
 import type { ActionStep, ExecutionTrace } from "../../../src/domain/ExecutionTrace.js"
 import { decodeTrace } from "../../../src/domain/ExecutionTrace.js"
 import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
@@ -48,6 +49,40 @@ const lastTrace = Effect.flatMap(
   RecordedTraces,
   (traces) => Effect.map(traces.all.pipe(Effect.repeat({ until: (all) => all.length > 0 })), (all) => all.at(-1)!)
 )
+
+describe("describeForTelegram", () => {
+  it("shows control, bidirectional and format characters escaped, in every field and the arguments", () => {
+    const text = describeForTelegram(
+      {
+        requestId: "r1",
+        nonce: "0".repeat(32),
+        expiresAt: 60_000,
+        request: {
+          tool: "fs_write",
+          summary: "write 2 bytes to notes/\u202egnp.md",
+          target: "notes/\u202egnp.md",
+          effectClass: "fs_write:notes/\u202egnp.md",
+          args: { path: "notes/\u202egnp.md", content: "a\u200bb" },
+          argsHash: "h",
+          reason: "asks\u0007",
+          sessionId: "s",
+          traceId: "t",
+          channel: "http:\u001b[31m",
+          requester: "http",
+          tainted: { sources: ["web:\u2066x"] }
+        }
+      },
+      0,
+      true
+    )
+    assert.notMatch(text, /[\u202e\u200b\u0007\u001b\u2066]/)
+    assert.include(text, "on notes/\\u202egnp.md")
+    assert.include(text, "\"content\":\"a\\u200bb\"")
+    assert.include(text, "from: http:\\u001b[31m")
+    assert.include(text, "untrusted content from: web:\\u2066x")
+    assert.include(text, "expires in 60 s")
+  })
+})
 
 describe("Telegram channel: approvals with inline buttons", () => {
   it.scoped("the question has Approve, Deny and Approve for 10 minutes; a press runs exactly the approved args", () =>
