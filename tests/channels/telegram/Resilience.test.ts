@@ -30,6 +30,26 @@ describe("Telegram channel: long answers, rate limits, failures", () => {
       assert.strictEqual(parts[1], "b".repeat(1998))
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: long }] }))))
 
+  const huge = Array.from({ length: 25 }, (_, i) => `${String(i).padStart(2, "0")}${"x".repeat(4000)}`).join("\n\n")
+  it.scoped("sends to one chat are paced: a burst of 20 (the typing action included), then one a second", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "write a book"))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 19)
+      const now = yield* Clock.currentTimeMillis
+      while (!Chunk.toReadonlyArray(yield* TestClock.sleeps()).includes(now + 1000)) yield* tick
+      assert.strictEqual(fake.sent("sendMessage").length, 19)
+      assert.strictEqual(fake.sent("sendChatAction").length, 1)
+      for (let sent = 20; sent <= 25; sent++) {
+        yield* TestClock.adjust("1 second")
+        yield* fake.awaitCall((call) => call.method === "sendMessage", sent)
+      }
+      const parts = fake.sent("sendMessage").map((call) => textOf(call.payload))
+      assert.strictEqual(parts.join(""), huge)
+      assert.isTrue(parts.every((part, i) => part.startsWith(String(i).padStart(2, "0"))))
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: huge }] }))))
+
   it.scoped("a 429 is honoured: the send waits exactly its retry_after, then goes through", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi
