@@ -55,6 +55,35 @@ describe("Telegram channel: files", () => {
       ]
     }))))
 
+  it.scoped("a photo is saved as its largest size, and a file that cannot be fetched is reported, not turned", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      fake.files.set("documents/photo-big", Buffer.from("big jpeg bytes"))
+      yield* startBot(fake)
+      const chat = { id: OWNER.id, type: "private" }
+      fake.push({
+        message: {
+          message_id: 41,
+          from: OWNER,
+          chat,
+          date: 1602575048,
+          photo: [{ file_id: "photo-small", width: 90, height: 90 }, { file_id: "photo-big", width: 800, height: 800 }]
+        }
+      })
+      const answer = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.strictEqual(textOf(answer.payload), "got it")
+      assert.strictEqual(yield* probeTools.read(yield* Workspace, "inbox/photo-41.jpg"), "big jpeg bytes")
+      assert.deepStrictEqual(fake.sent("getFile").map((call) => call.payload.file_id), ["photo-big"])
+      fake.push({
+        message: { message_id: 42, from: OWNER, chat, date: 1, document: { file_id: "gone", file_name: "x" } }
+      })
+      const failed = yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      assert.strictEqual(textOf(failed.payload), "I could not save that file (it is logged).")
+      const traces = yield* (yield* RecordedTraces).all
+      assert.strictEqual(traces.length, 1)
+      assert.include(traces[0]!.user_message, "saved in the workspace as inbox/photo-41.jpg")
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "got it" }] }))))
+
   it.scoped("a document over the size cap is refused, not downloaded, and no turn runs", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi
