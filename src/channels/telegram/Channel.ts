@@ -383,6 +383,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
       Effect.gen(function*() {
         yield* Effect.logWarning(`telegram: refused a message from user ${user.id} (not an allowed user)`)
         if (refused.has(user.id)) return
+        // Bounded: a flood of strangers costs memory once, then each may get one more refusal.
+        if (refused.size >= 10_000) refused.clear()
         refused.add(user.id)
         yield* reply(chatId, REFUSAL)
       })
