@@ -17,6 +17,7 @@ import { backupCommand } from "./Backup.js"
 import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { digestCommand } from "./Digest.js"
 import { doctor } from "./Doctor.js"
+import { replayCli } from "./ReplayCli.js"
 
 const levels: Record<string, LogLevel.LogLevel> = {
   trace: LogLevel.Trace,
@@ -61,6 +62,8 @@ const HttpWithTelegram = HttpLive.pipe(Layer.provide(TelegramLive))
 
 const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.gen(function*() {
+    const replaying = replayCli(argv, stderrLogs)
+    if (replaying !== undefined) return yield* replaying
     const command = yield* parseArgs(argv)
     return yield* Command.$match(command, {
       Help: () => Effect.as(Console.log(usage), 0),

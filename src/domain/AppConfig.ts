@@ -142,8 +142,12 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   pricing: withDefault(Schema.Record({ key: Schema.String, value: ModelPrice }), () => ({})),
   usdToEur: withDefault(Schema.Number.pipe(Schema.positive()), () => 0.92),
   traces: withDefault(
-    Schema.Struct({ fsync: withDefault(Schema.Literal("always", "batch"), () => "batch" as const) }),
-    () => ({ fsync: "batch" as const })
+    Schema.Struct({
+      fsync: withDefault(Schema.Literal("always", "batch"), () => "batch" as const),
+      /** Keep each Thought's whole request in the trace (not only its hash): a replay then shows both sides. */
+      recordRequests: withDefault(Schema.Boolean, () => false)
+    }),
+    () => ({ fsync: "batch" as const, recordRequests: false })
   ),
   telegram: withDefault(TelegramConfig, defaultTelegramConfig)
 }) {}

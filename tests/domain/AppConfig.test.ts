@@ -29,7 +29,7 @@ describe("AppConfig", () => {
       assert.deepStrictEqual(config.digest, { dailyAt: "22:00" })
       assert.deepStrictEqual(config.pricing, {})
       assert.strictEqual(config.usdToEur, 0.92)
-      assert.deepStrictEqual(config.traces, { fsync: "batch" })
+      assert.deepStrictEqual(config.traces, { fsync: "batch", recordRequests: false })
     }))
 
   it.effect("AppConfig.make({}) equals the decoded {}", () =>

@@ -4,7 +4,7 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { createInterface } from "node:readline"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
-import type { PastTurn } from "../../services/TraceStore.js"
+import { pastTaint, type PastTurn } from "../../services/TraceStore.js"
 import { lastTurns } from "./Recent.js"
 
 /** Turns kept per session: more than any prompt's history block takes. */
@@ -48,19 +48,8 @@ const pastTurnOfLine = (line: string): { readonly sessionId: string; readonly tu
     const { final_response, finished_at, metadata, session_id, user_message } = value as Record<string, unknown>
     if (typeof session_id !== "string" || typeof user_message !== "string") return undefined
     if (final_response !== null && typeof final_response !== "string") return undefined
-    const sources = typeof metadata === "object" && metadata !== null
-      ? (metadata as Record<string, unknown>).taint_sources
-      : undefined
-    const taintedBy = Array.isArray(sources) ? sources.filter((s): s is string => typeof s === "string") : []
-    return {
-      sessionId: session_id,
-      turn: {
-        userMessage: user_message,
-        finalResponse: final_response,
-        ...(taintedBy.length > 0 ? { taintedBy } : {}),
-        ...(taintedBy.length > 0 && typeof finished_at === "string" ? { answeredAt: finished_at } : {})
-      }
-    }
+    const taint = pastTaint(metadata, typeof finished_at === "string" ? finished_at : undefined)
+    return { sessionId: session_id, turn: { userMessage: user_message, finalResponse: final_response, ...taint } }
   } catch {
     return undefined
   }

@@ -1,4 +1,4 @@
-import { DateTime, Deferred, Effect, Exit, Layer, Schema } from "effect"
+import { DateTime, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
@@ -8,6 +8,7 @@ import { type PastTurn, pastTurnOf, TraceStore } from "../../services/TraceStore
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
 import { loadRecentTurns, saveSnapshot } from "./RecentTurns.js"
+import { findTrace, listTraces } from "./TraceIndex.js"
 
 type Job =
   | {
@@ -199,7 +200,12 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
 
     const recentTurns = (sessionId: string, limit: number) => Effect.sync(() => recent.get(sessionId, limit))
 
-    return TraceStore.of({ persist, recentTurns })
+    return TraceStore.of({
+      persist,
+      recentTurns,
+      get: (traceId) => Effect.map(findTrace(dir, traceId), Option.fromNullable),
+      list: (filter) => Effect.map(listTraces(dir, filter), (listed) => listed.traces)
+    })
   })
 
 /**

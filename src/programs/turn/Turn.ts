@@ -1,11 +1,11 @@
 import { Cause, Clock, Data, Effect, Exit, Fiber, Ref, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
-import type { Outcome } from "../../domain/ExecutionTrace.js"
+import type { DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
-import { IdGenerator } from "../../services/IdGenerator.js"
+import { DrawnIds, IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
@@ -46,6 +46,12 @@ const internalErrorMessage = "I could not finish this request because of an inte
  * happens, interruption included.
  */
 export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
+  // The ids this turn draws, wherever they are drawn (prompt wrappers, approvals, budget reservations).
+  const drawn: Array<DrawnId> = []
+  return yield* Effect.locally(turn(input, drawn), DrawnIds, drawn)
+})
+
+const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
   const { config } = yield* MyclawConfig
   const budget = yield* Budget
   const registry = yield* ToolRegistry
@@ -152,7 +158,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     const request = { tier, system: current.system, messages: current.messages, tools: registry.catalog } as const
     // A paid answer is recorded in the same region that received it.
     const thought = yield* Effect.uninterruptibleMask((restore) =>
-      Effect.tap(restore(think(request)), (thought) =>
+      Effect.tap(restore(think(request, config.traces.recordRequests)), (thought) =>
         thought._tag === "Answered"
           ? update((s) => TurnState.thought(s, thought.step, thought.response))
           : Effect.void)
@@ -215,7 +221,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
           )
         )
       }
-      const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis)
+      const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis, drawn)
       yield* sink.close(trace)
       return trace
     })

@@ -1,6 +1,15 @@
 import { DateTime } from "effect"
-import type { ActionStep, ExecutionTrace, Outcome, ThoughtStep, TraceStep } from "../../domain/ExecutionTrace.js"
+import {
+  type ActionStep,
+  type DrawnId,
+  type ExecutionTrace,
+  type Outcome,
+  type ThoughtStep,
+  TRACE_FORMAT,
+  type TraceStep
+} from "../../domain/ExecutionTrace.js"
 import type { LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js"
+import { historyOf } from "../../domain/RequestFingerprint.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import type { Prompt } from "../../services/PromptBuilder.js"
 
@@ -37,6 +46,8 @@ export interface TurnState {
   readonly startedAt: number
   readonly system: ReadonlyArray<SystemBlock>
   readonly messages: ReadonlyArray<Message>
+  /** The session's past turns the prompt held (what a replay gives its prompt again). */
+  readonly history: ReadonlyArray<{ readonly user_message: string; readonly final_response: string | null }>
   readonly steps: ReadonlyArray<TraceStep>
   readonly costUsd: number
   readonly invalidStreak: number
@@ -53,6 +64,7 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   startedAt,
   system: [],
   messages: [],
+  history: [],
   steps: [],
   costUsd: 0,
   invalidStreak: 0,
@@ -66,7 +78,8 @@ export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   ...state,
   system: prompt.system,
   messages: prompt.messages,
-  taint: { ...state.taint, inherited: prompt.taint }
+  taint: { ...state.taint, inherited: prompt.taint },
+  history: historyOf(prompt.messages)
 })
 
 /** Every source that tainted the turn, its own and those it inherited from the history it replayed. */
@@ -121,7 +134,8 @@ export const withMetadata = (state: TurnState, key: string, value: unknown): Tur
 export const ended = (state: TurnState, outcome: Outcome, response: string | null): TurnState =>
   state.end === null ? { ...state, end: { outcome, response } } : state
 
-export const toTrace = (state: TurnState, now: number): ExecutionTrace => ({
+/** The closed trace; `drawnIds`: the ids the turn drew, in order (a replay draws them again). */
+export const toTrace = (state: TurnState, now: number, drawnIds: ReadonlyArray<DrawnId>): ExecutionTrace => ({
   trace_id: state.traceId,
   session_id: state.input.sessionId,
   channel: state.input.channel,
@@ -135,5 +149,7 @@ export const toTrace = (state: TurnState, now: number): ExecutionTrace => ({
   outcome: state.end?.outcome ?? "timeout_steps",
   metadata: taintSources(state).length === 0
     ? state.metadata
-    : { ...state.metadata, taint_sources: taintSources(state) }
+    : { ...state.metadata, taint_sources: taintSources(state) },
+  format: TRACE_FORMAT,
+  replay: { ids: drawnIds.slice(), history: state.history }
 })
