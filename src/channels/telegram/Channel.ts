@@ -296,13 +296,15 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           case "status":
             return yield* reply(chat.chatId, yield* status)
           case "digest": {
-            const digest = yield* Effect.either(
-              dailyDigest({ day: "today", polish: false }).pipe(Effect.provide(digestContext))
+            // Reading the day's audit records takes a while: in its own fiber, like the reply.
+            const digest = dailyDigest({ day: "today", polish: false }).pipe(
+              Effect.provide(digestContext),
+              Effect.map((digest) => digest.text),
+              Effect.tapErrorCause((cause) => Effect.logError("telegram: /digest failed", cause)),
+              Effect.orElseSucceed(() => "The digest could not be made (it is logged)."),
+              Effect.flatMap((text) => out.sendText(chat.chatId, text))
             )
-            return yield* reply(
-              chat.chatId,
-              Either.isRight(digest) ? digest.right.text : "The digest could not be made (it is logged)."
-            )
+            return yield* Effect.asVoid(FiberSet.run(tasks, digest))
           }
           default:
             return yield* reply(chat.chatId, `Unknown command /${name}.\n\n${HELP}`)
