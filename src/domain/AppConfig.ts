@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { defaultTelegramConfig, TelegramConfig } from "./TelegramConfig.js"
 import { PolicyVerdict } from "./ToolCall.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
@@ -147,7 +148,8 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
       recordRequests: withDefault(Schema.Boolean, () => false)
     }),
     () => ({ fsync: "batch" as const, recordRequests: false })
-  )
+  ),
+  telegram: withDefault(TelegramConfig, defaultTelegramConfig)
 }) {}
 
 export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })

@@ -24,6 +24,7 @@ import {
   UNRECORDED,
   unrecordedMessage
 } from "./Messages.js"
+import { reportProgress } from "./Progress.js"
 import { provenanceOf } from "./Provenance.js"
 import { think } from "./Think.js"
 import * as TurnState from "./TurnState.js"
@@ -200,6 +201,7 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
     const prompt = built.right
     yield* update((current) => TurnState.prompted(current, prompt))
     for (let n = 0; n < config.maxSteps; n++) {
+      yield* reportProgress({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
       const next = yield* step
       if (next._tag === "End") return next
     }
