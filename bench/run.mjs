@@ -29,6 +29,8 @@ const SCENARIOS = [
   { name: 'observability', script: 'observability.mjs', env: {} },
   // Audit appends per second (fsync always and batch) and query time over 1,000,000 records.
   { name: 'audit', script: 'audit.mjs', env: {} },
+  // Replay of a recorded 10-step turn through the whole runtime, and eval throughput over 1,000 traces.
+  { name: 'replay', script: 'replay.mjs', env: {} },
 ];
 
 const KNOBS = ['STEPS', 'WARMUP', 'RUNS', 'CONC', 'CONC_RUNS', 'HOLD'];

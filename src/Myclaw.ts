@@ -54,3 +54,11 @@ export * as Errors from "./domain/Errors.js"
 export * as ExecutionTrace from "./domain/ExecutionTrace.js"
 export * as LlmTypes from "./domain/LlmTypes.js"
 export * as ToolCall from "./domain/ToolCall.js"
+
+// Replay and evaluation of recorded turns.
+export { compareTraces, type Divergence, renderReport, type ReplayReport } from "./domain/Divergence.js"
+export { checkReplayable, exportTrace, parseTraceText, TraceFileError } from "./domain/TraceFile.js"
+export { renderListing, renderTimeline } from "./domain/TraceTimeline.js"
+export { ReplayBaseTemp } from "./layers/ReplayBase.js"
+export { evalFolder, evalTraces, loadTraceFile, renderEval } from "./programs/replay/Eval.js"
+export { defaultToolReplay, makeReplayer, type ReplayOptions, replayTrace } from "./programs/replay/Replay.js"

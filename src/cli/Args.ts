@@ -1,6 +1,7 @@
 import { Data, Either } from "effect"
 import type { AuditKind } from "../domain/AuditRecord.js"
 import { auditKinds, isAuditKind, parseAuditTime } from "./Audit.js"
+import { replayUsage } from "./ReplayUsage.js"
 
 export type Command = Data.TaggedEnum<{
   Chat: { readonly message: string; readonly session: string | undefined; readonly json: boolean }
@@ -39,6 +40,7 @@ export const usage = `Usage:
   myclaw backup [--dest DIR]                       a tar.gz of the workspace, with the retention of old ones
   myclaw budget                                    today's spend, the caps, what remains, when it resets
   myclaw budget override --until HH:MM --reason "..."   lift the hard cap until HH:MM today (audited)
+${replayUsage}
   myclaw help, <command> --help                    this text
   myclaw --version                                 the version
 

@@ -3,6 +3,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
 import { chat } from "../channels/cli/Chat.js"
 import { TerminalAnswering, TerminalApprovals } from "../channels/cli/TerminalApprovals.js"
+import { TelegramLive } from "../channels/telegram/Live.js"
 import { HttpLive } from "../http/Server.js"
 import { AuditLogExisting } from "../layers/audit/AuditLogFile.js"
 import { BaseLayer, MainLayer, ReadOnlyBaseLayer, StateLayer, StateReadOnlyLayer } from "../layers/Main.js"
@@ -16,6 +17,7 @@ import { backupCommand } from "./Backup.js"
 import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { digestCommand } from "./Digest.js"
 import { doctor } from "./Doctor.js"
+import { replayCli } from "./ReplayCli.js"
 
 const levels: Record<string, LogLevel.LogLevel> = {
   trace: LogLevel.Trace,
@@ -55,8 +57,13 @@ const jsonLogs = Layer.unwrapEffect(
 /** The audit log alone, read-only: verify and query create nothing and start no budget. */
 const AuditLayer = AuditLogExisting.pipe(Layer.provideMerge(ReadOnlyBaseLayer))
 
+/** The HTTP server, with the Telegram channel (on with TELEGRAM_BOT_TOKEN; its webhook route when configured). */
+const HttpWithTelegram = HttpLive.pipe(Layer.provide(TelegramLive))
+
 const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.gen(function*() {
+    const replaying = replayCli(argv, stderrLogs)
+    if (replaying !== undefined) return yield* replaying
     const command = yield* parseArgs(argv)
     return yield* Command.$match(command, {
       Help: () => Effect.as(Console.log(usage), 0),
@@ -88,7 +95,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
         Effect.as(digestCommand(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
       Serve: () =>
         Layer.launch(
-          Layer.mergeAll(HttpLive, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(
+          Layer.mergeAll(HttpWithTelegram, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(
             Layer.provide(MainLayer)
           )
         )

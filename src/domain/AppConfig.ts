@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { defaultTelegramConfig, TelegramConfig } from "./TelegramConfig.js"
 import { PolicyVerdict } from "./ToolCall.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
@@ -125,9 +126,14 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   maxSteps: withDefault(PositiveInt, () => 10),
   timeouts: withDefault(Timeouts, () => ({ llmMs: 60_000, toolMs: 30_000 })),
   retries: withDefault(Retries, () => ({ max: 3, baseDelayMs: 500 })),
-  policy: withDefault(Schema.Struct({ rules: withDefault(Schema.Array(PolicyRule), () => []) }), () => ({
-    rules: []
-  })),
+  policy: withDefault(
+    Schema.Struct({
+      rules: withDefault(Schema.Array(PolicyRule), () => []),
+      /** Workspace globs whose content does not taint a turn (judged on the resolved real path). */
+      trusted: withDefault(Schema.Array(Schema.String.pipe(Schema.minLength(1))), () => [])
+    }),
+    () => ({ rules: [], trusted: [] })
+  ),
   approvals: withDefault(Schema.Struct({ timeoutMs: withDefault(PositiveInt, () => 300_000) }), () => ({
     timeoutMs: 300_000
   })),
@@ -138,9 +144,14 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   pricing: withDefault(Schema.Record({ key: Schema.String, value: ModelPrice }), () => ({})),
   usdToEur: withDefault(Schema.Number.pipe(Schema.positive()), () => 0.92),
   traces: withDefault(
-    Schema.Struct({ fsync: withDefault(Schema.Literal("always", "batch"), () => "batch" as const) }),
-    () => ({ fsync: "batch" as const })
-  )
+    Schema.Struct({
+      fsync: withDefault(Schema.Literal("always", "batch"), () => "batch" as const),
+      /** Keep each Thought's whole request in the trace (not only its hash): a replay then shows both sides. */
+      recordRequests: withDefault(Schema.Boolean, () => false)
+    }),
+    () => ({ fsync: "batch" as const, recordRequests: false })
+  ),
+  telegram: withDefault(TelegramConfig, defaultTelegramConfig)
 }) {}
 
 export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })

@@ -28,7 +28,16 @@ export const FailedAttempt = Schema.Struct({
 })
 export type FailedAttempt = typeof FailedAttempt.Type
 
-/** One LLM call. `tool_call` is the first of `tool_calls`, kept for the seed's shape. */
+/** A hash of each part of the request a Thought sent (timestamps and wrapper ids masked): what replay checks. */
+export const RequestHash = Schema.Struct({
+  system: Schema.String,
+  messages: Schema.String,
+  message_count: Schema.Number,
+  tools: Schema.String
+})
+export type RequestHash = typeof RequestHash.Type
+
+/** One LLM call. `tool_call` is the first of `tool_calls`, kept for the shape traces have always had. */
 export const ThoughtStep = Schema.Struct({
   kind: Schema.Literal("thought"),
   model: Schema.String,
@@ -45,7 +54,11 @@ export const ThoughtStep = Schema.Struct({
   cost_usd: Schema.Number,
   wall_ms: Schema.Number,
   /** Attempts that failed before this answer: retries and failovers, in order. */
-  failed_attempts: Schema.Array(FailedAttempt)
+  failed_attempts: Schema.Array(FailedAttempt),
+  /** The fingerprint of the request sent (absent in traces recorded before replay existed). */
+  request_hash: Schema.optional(RequestHash),
+  /** The whole request (tier, system, messages, tools), volatile parts masked; only with `traces.recordRequests`. */
+  request: Schema.optional(Schema.Unknown)
 })
 export type ThoughtStep = typeof ThoughtStep.Type
 
@@ -86,6 +99,48 @@ export type CriticStep = typeof CriticStep.Type
 export const TraceStep = Schema.Union(ThoughtStep, ActionStep, CriticStep)
 export type TraceStep = typeof TraceStep.Type
 
+/** The version of the trace format this runtime writes; traces without `format` are version 0 (not replayable). */
+export const TRACE_FORMAT = 1
+
+/** An id the turn drew from the IdGenerator, in order. */
+export const DrawnId = Schema.Struct({
+  kind: Schema.Literal("trace", "wrapper", "approval", "reservation", "session"),
+  id: Schema.String
+})
+export type DrawnId = typeof DrawnId.Type
+
+/** The day's budget as the turn read it (the level decides the tier, and whether the turn may call a model). */
+export const BudgetRead = Schema.Struct({
+  level: Schema.Literal("ok", "soft", "hard"),
+  day: Schema.String,
+  time_zone: Schema.String,
+  spent_eur: Schema.Number,
+  reserved_eur: Schema.Number,
+  soft_cap_eur: Schema.Number,
+  hard_cap_eur: Schema.Number,
+  resets_at: Schema.Number,
+  override_until: Schema.NullOr(Schema.Number),
+  soft_notice_pending: Schema.Boolean
+})
+export type BudgetRead = typeof BudgetRead.Type
+
+/**
+ * What a replay needs beyond the steps: the ids the turn drew, the session history its prompt held, and each
+ * budget status it read, in order.
+ */
+export const ReplayRecord = Schema.Struct({
+  ids: Schema.Array(DrawnId),
+  history: Schema.Array(Schema.Struct({
+    user_message: Schema.String,
+    final_response: Schema.NullOr(Schema.String),
+    /** The untrusted sources that tainted that turn, and when it answered: its answer comes back wrapped. */
+    tainted_by: Schema.optional(Schema.Array(Schema.String)),
+    answered_at: Schema.optional(Schema.String)
+  })),
+  budget: Schema.optional(Schema.Array(BudgetRead))
+})
+export type ReplayRecord = typeof ReplayRecord.Type
+
 /** The single source of truth of a turn. */
 export const ExecutionTrace = Schema.Struct({
   trace_id: Schema.String,
@@ -99,7 +154,10 @@ export const ExecutionTrace = Schema.Struct({
   cost_usd: Schema.Number,
   wall_time_ms: Schema.Number,
   outcome: Outcome,
-  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** The trace format version (TRACE_FORMAT); absent in traces written before it existed. */
+  format: Schema.optional(Schema.Number),
+  replay: Schema.optional(ReplayRecord)
 })
 export type ExecutionTrace = typeof ExecutionTrace.Type
 export type ExecutionTraceJson = typeof ExecutionTrace.Encoded

@@ -10,7 +10,7 @@ const patterns: ReadonlyArray<readonly [string, RegExp]> = [
   ["new instructions", /\b(new|updated|real)\s+(system\s+)?instructions\s*:/i],
   ["role marker", /(^|\n)\s*(system|assistant|developer)\s*:|<\|(im_start|system|assistant)\|>|\[\/?INST\]/i],
   ["tool-call syntax", /"tool_calls"\s*:|<\/?(tool_call|function_call)>|"function"\s*:\s*\{\s*"name"/i],
-  ["forged untrusted tag", /[<\uFF1C\u2039\u3008\u27E8]\s*[/\uFF0F]?\s*untrusted/i]
+  ["forged untrusted tag", /[<\u2039\u3008\u27E8\u276E\u300A]\s*\\?[/\u2215\u2044]?\s*untrusted/i]
 ]
 
 export interface Suspicion {
@@ -19,12 +19,17 @@ export interface Suspicion {
   readonly excerpt: string
 }
 
+/** The text as a reader sees it: compatibility forms folded, invisible and combining characters dropped. */
+const folded = (content: string): string =>
+  content.normalize("NFKD").replace(/[\p{Default_Ignorable_Code_Point}\p{M}]/gu, "").normalize("NFKC")
+
 export const suspectInjection = (content: string): Suspicion | undefined => {
+  const read = /[^\x00-\x7F]/.test(content) ? folded(content) : content
   for (const [pattern, regex] of patterns) {
-    const match = regex.exec(content)
+    const match = regex.exec(read)
     if (match !== null) {
       const from = Math.max(0, match.index - 40)
-      return { pattern, excerpt: content.slice(from, from + 160).replace(/\s+/g, " ").trim() }
+      return { pattern, excerpt: read.slice(from, from + 160).replace(/\s+/g, " ").trim() }
     }
   }
   return undefined

@@ -29,14 +29,23 @@ export const truncateMiddle = (text: string, maxBytes: number = MAX_RESULT_BYTES
   return bytes.subarray(0, headEnd).toString("utf8") + note + bytes.subarray(tailStart).toString("utf8")
 }
 
-const openers = "<\uFF1C\uFE64\u2039\u2329\u3008\u27E8\u276C\u2770\u02C2\u1438\u00AB\u226A"
-const slashes = "/\\uFF0F\\u2215\\u2044\\u29F8"
-const invisible = "\\s\\p{Default_Ignorable_Code_Point}"
-const forgedTag = new RegExp(`[${openers}][${invisible}]*([${slashes}]?)[${invisible}]*untrusted`, "giu")
+/** Characters a reader may take for `<`: brackets and angle quotes that look like it. */
+const lookAlikes = new Set(
+  "\u2039\u2329\u3008\u27E8\u27EA\u276C\u276E\u2770\u02C2\u1438\u00AB\u226A\u300A\u29FC\u2AA1\u02F1\u1445\u16B2"
+)
 
-/** Folds look-alike brackets and slashes and escapes anything that could open or close an `<untrusted>` tag. */
-export const neutralise = (content: string): string =>
-  content.replace(forgedTag, (_match, slash: string) => `&lt;${slash === "" ? "" : "/"}untrusted`)
+const opensTag = (c: string): boolean => c === "<" || lookAlikes.has(c) || c.normalize("NFKC").includes("<")
+
+/**
+ * Escapes every `<` and every character that is or normalises (NFKC) to one or looks like one, whatever
+ * follows it: no spelling of the word (invisible or combining characters, other scripts, other slashes) can then
+ * open or close a tag.
+ */
+export const neutralise = (content: string): string => {
+  let out = ""
+  for (const c of content) out += opensTag(c) ? "&lt;" : c
+  return out
+}
 
 /**
  * Wraps external content so that the model treats it as data. The id is random per

@@ -5,6 +5,7 @@ import type { Redacted } from "effect"
 import { createServer } from "node:http"
 import { makeApprovalsApi } from "../channels/http/Approvals.js"
 import { makeTurns } from "../channels/http/Turns.js"
+import { TelegramWebhookRoute } from "../channels/telegram/Webhook.js"
 import { messageOf } from "../domain/Errors.js"
 import { ErrorCountingLogger } from "../layers/Logging.js"
 import { Metrics } from "../services/Metrics.js"
@@ -38,6 +39,7 @@ export const makeRoutes = (adminToken: Option.Option<Redacted.Redacted>) =>
     const turns = yield* makeTurns
     const approvals = yield* makeApprovalsApi(Option.isSome(adminToken))
     const admin = requireAdmin(adminToken)
+    const telegram = Option.flatten(yield* Effect.serviceOption(TelegramWebhookRoute))
     const router = HttpRouter.empty.pipe(
       HttpRouter.get(
         "/health",
@@ -55,6 +57,9 @@ export const makeRoutes = (adminToken: Option.Option<Redacted.Redacted>) =>
       HttpRouter.post("/v1/turns", boundary(admin(turns.handle))),
       HttpRouter.get("/v1/approvals", boundary(admin(approvals.list))),
       HttpRouter.post("/v1/approvals/:id", boundary(admin(approvals.answer))),
+      // Telegram's webhook, when the channel runs in webhook mode: checked by its own secret token, not the admin's.
+      (routes) =>
+        Option.isSome(telegram) ? HttpRouter.post(routes, telegram.value.path, boundary(telegram.value.app)) : routes,
       Effect.catchTag("RouteNotFound", () =>
         Effect.map(HttpServerRequest.HttpServerRequest, notRouted))
     )

@@ -89,14 +89,25 @@ export const PromptBuilderLive = Layer.effect(
       ]
       const history = yield* traces.recentTurns(input.sessionId, HISTORY_TURNS)
       const messages: Array<Message> = []
+      const taint = new Set<string>()
       for (const turn of history) {
         messages.push({ role: "user", content: turn.userMessage })
-        if (turn.finalResponse !== null) {
-          messages.push({ role: "assistant", content: turn.finalResponse, toolCalls: [] })
-        }
+        const tainted = turn.taintedBy ?? []
+        for (const source of tainted) taint.add(source)
+        if (turn.finalResponse === null) continue
+        // An answer written after untrusted content may repeat what that content said: it comes back as data.
+        const content = tainted.length === 0
+          ? turn.finalResponse
+          : wrapUntrusted(
+            turn.finalResponse,
+            `earlier answer after ${tainted.join(", ")}`,
+            turn.answeredAt ?? "",
+            yield* ids.next("wrapper")
+          )
+        messages.push({ role: "assistant", content, toolCalls: [] })
       }
       messages.push({ role: "user", content: input.userMessage })
-      return { system: system.filter((block) => block.text.trim() !== ""), messages }
+      return { system: system.filter((block) => block.text.trim() !== ""), messages, taint: [...taint], history }
     })
 
     const renderToolResult = (tool: Tool, result: ToolResult, retrievedAt: number): Effect.Effect<string> => {

@@ -1,5 +1,5 @@
-import { Context } from "effect"
-import type { Effect } from "effect"
+import { Context, Effect, FiberRef } from "effect"
+import type { DrawnId } from "../domain/ExecutionTrace.js"
 
 /**
  * What an id names. `trace`: a turn; `wrapper`: one `<untrusted>` wrapper (must be unguessable by the content
@@ -15,3 +15,16 @@ export type IdKind = "trace" | "wrapper" | "approval" | "reservation" | "session
 export class IdGenerator extends Context.Tag("myclaw/IdGenerator")<IdGenerator, {
   readonly next: (kind: IdKind) => Effect.Effect<string>
 }>() {}
+
+/**
+ * Where the ids drawn by the current turn go, in order (the turn sets it; fibers it forks share the same log):
+ * its trace records them so that a replay draws the same ones.
+ */
+export const DrawnIds = FiberRef.unsafeMake<Array<DrawnId> | null>(null)
+
+/** Every IdGenerator passes each id it hands out through here. */
+export const logDrawn = (kind: IdKind, id: string): Effect.Effect<string> =>
+  Effect.map(FiberRef.get(DrawnIds), (log) => {
+    log?.push({ kind, id })
+    return id
+  })

@@ -36,4 +36,9 @@ export class Policy extends Context.Tag("myclaw/Policy")<Policy, {
   readonly evaluate: (input: PolicyInput) => Effect.Effect<PolicyDecision>
   /** Replaces the rules (a configuration reload); calls already approved are judged again at launch. */
   readonly setRules: (rules: ReadonlyArray<PolicyRule>) => Effect.Effect<void>
+  /**
+   * The `trusted` glob that vouches for a tool result's source (`file:notes/own/a.md`, `dir:notes/own`), if
+   * any: such content does not taint the turn. Only workspace files and folders can be trusted.
+   */
+  readonly trustedSource: (source: string) => Effect.Effect<string | undefined>
 }>() {}

@@ -4,10 +4,15 @@ import type { TraceStoreError, WorkspaceError } from "../domain/Errors.js"
 import type { Message, SystemBlock } from "../domain/LlmTypes.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
+import type { PastTurn } from "./TraceStore.js"
 
 export interface Prompt {
   readonly system: ReadonlyArray<SystemBlock>
   readonly messages: ReadonlyArray<Message>
+  /** The untrusted sources of the history it replays: the new turn starts tainted by them. */
+  readonly taint: ReadonlyArray<string>
+  /** The session's past turns it holds (what a replay of the turn gives its prompt again). */
+  readonly history?: ReadonlyArray<PastTurn> | undefined
 }
 
 /**

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, DateTime, Effect, Exit, Fiber, Layer, Scope, TestClock } from "effect"
+import { Context, DateTime, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
 import type { ExecutionTrace } from "../../src/domain/ExecutionTrace.js"
 import { TraceStore } from "../../src/services/TraceStore.js"
 
@@ -170,6 +170,24 @@ export const traceStoreContract = (name: string, make: () => Layer.Layer<TraceSt
           yield* persistTurns(store, "alice", "a", 2, 3)
           assert.deepStrictEqual(before, ids("a", 1, 2))
           assert.deepStrictEqual(yield* store.recentTurns("alice", 5), ids("a", 1, 4))
+        })
+      ))
+
+    it.scoped("get finds a persisted trace by id, whole; list filters by session and start, in the order persisted", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          yield* persistTurns(store, "alice", "a", 3)
+          yield* persistTurns(store, "bob", "b", 1, 2)
+          const found = yield* store.get("a-2")
+          assert.deepStrictEqual(Option.map(found, (trace) => trace.trace_id), Option.some("a-2"))
+          assert.deepStrictEqual(Option.getOrThrow(found).user_message, "question a-2")
+          assert.isTrue(Option.isNone(yield* store.get("nobody")))
+          const all = yield* store.list({})
+          assert.deepStrictEqual(all.map((listing) => listing.trace_id), ["a-1", "a-2", "a-3", "b-2"])
+          const alice = yield* store.list({ sessionId: "alice", since: START + 2 * 60_000 })
+          assert.deepStrictEqual(alice.map((listing) => listing.trace_id), ["a-2", "a-3"])
+          assert.deepStrictEqual((yield* store.list({ limit: 1 })).map((listing) => listing.trace_id), ["b-2"])
+          assert.deepStrictEqual(yield* store.list({ limit: 0 }), [])
         })
       ))
   })

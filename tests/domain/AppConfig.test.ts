@@ -17,7 +17,7 @@ describe("AppConfig", () => {
       assert.deepStrictEqual(config.timeouts, { llmMs: 60_000, toolMs: 30_000 })
       assert.deepStrictEqual(config.retries, { max: 3, baseDelayMs: 500 })
       assert.deepStrictEqual(config.tiers, { frontier: [], "local-fast": [] })
-      assert.deepStrictEqual(config.policy, { rules: [] })
+      assert.deepStrictEqual(config.policy, { rules: [], trusted: [] })
       assert.deepStrictEqual(config.approvals, { timeoutMs: 300_000 })
       assert.deepStrictEqual(config.budget, {
         softCapEur: 2,
@@ -29,7 +29,7 @@ describe("AppConfig", () => {
       assert.deepStrictEqual(config.digest, { dailyAt: "22:00" })
       assert.deepStrictEqual(config.pricing, {})
       assert.strictEqual(config.usdToEur, 0.92)
-      assert.deepStrictEqual(config.traces, { fsync: "batch" })
+      assert.deepStrictEqual(config.traces, { fsync: "batch", recordRequests: false })
     }))
 
   it.effect("AppConfig.make({}) equals the decoded {}", () =>

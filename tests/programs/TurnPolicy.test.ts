@@ -50,7 +50,7 @@ describe("the turn and the policy", () => {
     })))
   })
 
-  it.scoped("a file the user named is not untrusted: the allow rule stands", () => {
+  it.scoped("a file the owner's policy trusts does not taint: the allow rule stands", () => {
     const asked: Array<ApprovalRequest> = []
     return Effect.gen(function*() {
       yield* writeFile(yield* Workspace, "todo.txt", "milk")
@@ -59,7 +59,7 @@ describe("the turn and the policy", () => {
       assert.strictEqual(asked.length, 0)
       assert.strictEqual(actions(trace)[1]!.policy_decision, "allow")
     }).pipe(Effect.provide(TestLayer({
-      config: { policy: { rules: [{ match: "fs_write:*", decision: "allow" }] } },
+      config: { policy: { rules: [{ match: "fs_write:*", decision: "allow" }], trusted: ["todo.txt"] } },
       approve: (request) => (asked.push(request), true),
       script: [
         { toolCalls: [{ name: "fs_read", args: { path: "todo.txt" } }] },

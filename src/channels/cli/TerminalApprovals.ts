@@ -1,6 +1,7 @@
 import { Clock, Effect, Layer, Option } from "effect"
 import * as NodeOs from "node:os"
 import * as Readline from "node:readline"
+import { visible } from "../../domain/Text.js"
 import { type ApprovalAsker, ApprovalRouter } from "../../services/ApprovalRouter.js"
 import type { ApprovalAnswer, ApprovalDecision, PendingApproval } from "../../services/Approvals.js"
 
@@ -13,9 +14,8 @@ export const terminalUser = (): string => {
   }
 }
 
-/** Control characters shown escaped, so that text from a model or a web page cannot redraw the question. */
-const printable = (text: string): string =>
-  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+/** Control and bidi characters shown escaped, so that text from a model or a web page cannot redraw the question. */
+const printable = visible
 
 export const describePending = (pending: PendingApproval, now: number): string => {
   const { request } = pending
@@ -24,9 +24,9 @@ export const describePending = (pending: PendingApproval, now: number): string =
     `myclaw asks for approval (session ${request.sessionId}, trace ${request.traceId}, request ${pending.requestId}):`,
     ...(request.channel.startsWith("cli") ? [] : [`  from:   ${printable(request.channel)}`]),
     `  action: ${printable(request.summary)}`,
-    `  tool:   ${request.tool}${request.target ? ` on ${printable(request.target)}` : ""}`,
+    `  tool:   ${printable(request.tool)}${request.target ? ` on ${printable(request.target)}` : ""}`,
     `  why:    ${printable(request.reason)}`,
-    `  args:   ${JSON.stringify(request.args) ?? "undefined"}`,
+    `  args:   ${printable(JSON.stringify(request.args) ?? "undefined")}`,
     ...(request.tainted === null
       ? []
       : [`  This follows untrusted content from: ${printable(request.tainted.sources.join(", "))}`]),

@@ -1,5 +1,6 @@
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, ParseResult, Schema } from "effect"
+import { visible } from "../../domain/Text.js"
 import { isoAt } from "../../domain/Time.js"
 import { type ApprovalAsker, ApprovalRouter } from "../../services/ApprovalRouter.js"
 import { type AnswerOutcome, type ApprovalDecision, Approvals, type PendingApproval } from "../../services/Approvals.js"
@@ -32,14 +33,16 @@ export const pendingJson = (pending: PendingApproval) => ({
   nonce: pending.nonce,
   session_id: pending.request.sessionId,
   trace_id: pending.request.traceId,
-  channel: pending.request.channel,
-  tool: pending.request.tool,
-  target: pending.request.target,
-  summary: pending.request.summary,
-  reason: pending.request.reason,
+  channel: visible(pending.request.channel),
+  tool: visible(pending.request.tool),
+  target: visible(pending.request.target),
+  summary: visible(pending.request.summary),
+  reason: visible(pending.request.reason),
   args: pending.request.args,
+  /** The arguments as a person should see them: JSON, control and bidi characters made visible. */
+  args_display: visible(JSON.stringify(pending.request.args) ?? "undefined"),
   args_hash: pending.request.argsHash,
-  tainted_by: pending.request.tainted?.sources ?? null,
+  tainted_by: pending.request.tainted?.sources.map(visible) ?? null,
   expires_at: isoAt(pending.expiresAt)
 })
 

@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
-import { IdGenerator, type IdKind } from "../../services/IdGenerator.js"
+import { IdGenerator, type IdKind, logDrawn } from "../../services/IdGenerator.js"
 
 const POOL_BYTES = 4096
 
@@ -31,7 +31,7 @@ export const makeIdGeneratorLive = Effect.sync(() => {
         return hex(6)
     }
   }
-  return IdGenerator.of({ next: (kind) => Effect.sync(() => make(kind)) })
+  return IdGenerator.of({ next: (kind) => Effect.flatMap(Effect.sync(() => make(kind)), (id) => logDrawn(kind, id)) })
 })
 
 export const IdGeneratorLive = Layer.effect(IdGenerator, makeIdGeneratorLive)

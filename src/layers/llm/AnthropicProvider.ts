@@ -4,7 +4,7 @@ import { Clock, Effect, Either, Option, ParseResult, Redacted, Schema } from "ef
 import type { AnthropicProviderConfig } from "../../domain/AppConfig.js"
 import { LlmError } from "../../domain/Errors.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
-import { truncateEnd } from "../../domain/Text.js"
+import { hideSecret, truncateEnd } from "../../domain/Text.js"
 import {
   encodeRequest,
   ErrorBody,
@@ -14,7 +14,7 @@ import {
   toolCallsOf,
   usageOf
 } from "./AnthropicWire.js"
-import { badResponse, statusError, transportError } from "./HttpFailure.js"
+import { badResponse, hideInError, hideInResponse, statusError, transportError } from "./HttpFailure.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
 
 const decodeMessage = Schema.decodeUnknownEither(Schema.parseJson(MessageResponse))
@@ -47,7 +47,7 @@ export const makeAnthropicProvider = (
 
     // A server may echo the request in its error body: the key never travels on in one of our messages.
     const hideKey = (text: string): string =>
-      Option.match(apiKey, { onNone: () => text, onSome: (key) => text.replaceAll(Redacted.value(key), "<redacted>") })
+      Option.match(apiKey, { onNone: () => text, onSome: (key) => hideSecret(Redacted.value(key), "<redacted>")(text) })
 
     const transport = (error: HttpClientError.HttpClientError, status?: number) =>
       error._tag === "RequestError"
@@ -96,7 +96,7 @@ export const makeAnthropicProvider = (
         return yield* statusError(name, response.status, errorText(hideKey(body)), response.headers, now)
       }
       return yield* decode(body)
-    })
+    }, Effect.mapBoth({ onFailure: hideInError(hideKey), onSuccess: hideInResponse(hideKey) }))
 
     return { name, model: config.model, generate, maxOutputTokens: config.maxTokens }
   })

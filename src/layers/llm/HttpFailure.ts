@@ -1,5 +1,6 @@
 import type { HttpClientError } from "@effect/platform"
 import { LlmError, type LlmFailure } from "../../domain/Errors.js"
+import type { ProviderResponse } from "./Provider.js"
 
 /** `retry-after-ms` (OpenAI), else `retry-after` in seconds or as an HTTP date; undefined when absent or absurd. */
 export const retryAfterMs = (
@@ -60,3 +61,31 @@ export const transportError = (provider: string, error: HttpClientError.RequestE
 /** A 2xx response whose body is not what the wire format promises. */
 export const badResponse = (provider: string, detail: string): LlmError =>
   new LlmError({ reason: "BadResponse", provider, message: `unexpected response: ${detail}` })
+
+/** The error with `hide` applied to every message in it, after decoding (what a trace, a log or a screen shows). */
+export const hideInError = (hide: (text: string) => string) => (error: LlmError): LlmError =>
+  new LlmError({
+    reason: error.reason,
+    provider: error.provider,
+    message: hide(error.message),
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.attempts === undefined
+      ? {}
+      : { attempts: error.attempts.map((attempt) => ({ ...attempt, message: hide(attempt.message) })) })
+  })
+
+/** The response with `hide` applied to its text and to the arguments of its tool calls. */
+export const hideInResponse = (hide: (text: string) => string) => (response: ProviderResponse): ProviderResponse => {
+  const text = hide(response.text)
+  let changed = text !== response.text
+  const toolCalls = response.toolCalls.map((call) => {
+    const json = JSON.stringify(call.args) ?? "null"
+    const hidden = hide(json)
+    const raw = call.raw_arguments === undefined ? undefined : hide(call.raw_arguments)
+    if (hidden === json && raw === call.raw_arguments) return call
+    changed = true
+    return { ...call, args: JSON.parse(hidden) as unknown, ...(raw === undefined ? {} : { raw_arguments: raw }) }
+  })
+  return changed ? { ...response, text, toolCalls } : response
+}

@@ -4,9 +4,9 @@ import type { OpenAiProviderConfig } from "../../domain/AppConfig.js"
 import { LlmError } from "../../domain/Errors.js"
 import type { FinishReason } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
-import { truncateEnd } from "../../domain/Text.js"
+import { hideSecret, truncateEnd } from "../../domain/Text.js"
 import { toolCallFromWire } from "../../domain/ToolCall.js"
-import { badResponse, statusError, transportError } from "./HttpFailure.js"
+import { badResponse, hideInError, hideInResponse, statusError, transportError } from "./HttpFailure.js"
 import { ChatCompletion, chatCompletionBody, errorBodyMessage, WireErrorBody } from "./OpenAiWire.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
 
@@ -75,10 +75,7 @@ export const makeOpenAiProvider = (
     // A server may echo the key back in an error body: no message ever carries it.
     const redact = Option.match(apiKey, {
       onNone: () => (text: string) => text,
-      onSome: (key) => (text: string) => {
-        const secret = Redacted.value(key)
-        return secret === "" ? text : text.replaceAll(secret, "[redacted]")
-      }
+      onSome: (key) => hideSecret(Redacted.value(key))
     })
 
     const toResponse = (completion: ChatCompletion): Either.Either<ProviderResponse, LlmError> => {
@@ -159,7 +156,9 @@ export const makeOpenAiProvider = (
         }
         if (Either.isLeft(body)) return yield* bodyReadError(name, body.left)
         return yield* decodeBody(body.right)
-      }
+      },
+      // Decoding may have turned an escaped key back into the key: what comes out is hidden again afterwards.
+      Effect.mapBoth({ onFailure: hideInError(redact), onSuccess: hideInResponse(redact) })
     )
 
     return { name, model: config.model, generate, maxOutputTokens: config.maxTokens }

@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { ToolExecutionError } from "../../domain/Errors.js"
 import { defineTool } from "../../domain/Tool.js"
@@ -118,6 +118,15 @@ export const makeFsTools = Effect.gen(function*() {
             tool: "fs_write",
             message:
               `${named} leads through a symbolic link to ${rel}: writes through links are refused; name the file itself`
+          })
+        }
+        // A file with several names (hard links) would change under all of them, a protected one included.
+        const existing = yield* Effect.option(fs.stat(file))
+        const names = Option.isSome(existing) ? Option.getOrElse(existing.value.nlink, () => 1) : 1
+        if (names > 1) {
+          return yield* new ToolExecutionError({
+            tool: "fs_write",
+            message: `${rel} has ${names} names (hard links): writes to it are refused`
           })
         }
         yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(

@@ -4,7 +4,7 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { createInterface } from "node:readline"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
-import type { PastTurn } from "../../services/TraceStore.js"
+import { pastTaint, type PastTurn } from "../../services/TraceStore.js"
 import { lastTurns } from "./Recent.js"
 
 /** Turns kept per session: more than any prompt's history block takes. */
@@ -37,15 +37,19 @@ export class RecentTurns {
   }
 }
 
-/** What a line of a trace file contributes to the history, without decoding the whole (maybe large) trace. */
-const pastTurnOf = (line: string): { readonly sessionId: string; readonly turn: PastTurn } | undefined => {
+/**
+ * What a line of a trace file contributes to the history, without decoding the whole (maybe large) trace:
+ * the same fields `pastTurnOf` takes from a decoded one.
+ */
+const pastTurnOfLine = (line: string): { readonly sessionId: string; readonly turn: PastTurn } | undefined => {
   try {
     const value: unknown = JSON.parse(line)
     if (typeof value !== "object" || value === null) return undefined
-    const { final_response, session_id, user_message } = value as Record<string, unknown>
+    const { final_response, finished_at, metadata, session_id, user_message } = value as Record<string, unknown>
     if (typeof session_id !== "string" || typeof user_message !== "string") return undefined
     if (final_response !== null && typeof final_response !== "string") return undefined
-    return { sessionId: session_id, turn: { userMessage: user_message, finalResponse: final_response } }
+    const taint = pastTaint(metadata, typeof finished_at === "string" ? finished_at : undefined)
+    return { sessionId: session_id, turn: { userMessage: user_message, finalResponse: final_response, ...taint } }
   } catch {
     return undefined
   }
@@ -117,7 +121,7 @@ export const loadRecentTurns = (dir: string) =>
         const file = NodePath.join(dir, name)
         let skipped = 0
         const end = await streamLines(file, snapshot?.offsets[name] ?? 0, (line) => {
-          const past = pastTurnOf(line)
+          const past = pastTurnOfLine(line)
           if (past === undefined) skipped++
           else recent.add(past.sessionId, past.turn)
         })

@@ -1,13 +1,14 @@
-import { DateTime, Deferred, Effect, Exit, Layer, Schema } from "effect"
+import { DateTime, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
-import { type PastTurn, TraceStore } from "../../services/TraceStore.js"
+import { type PastTurn, pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
 import { loadRecentTurns, saveSnapshot } from "./RecentTurns.js"
+import { findTrace, listTraces } from "./TraceIndex.js"
 
 type Job =
   | {
@@ -190,7 +191,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
             file,
             line: traceToJson(trace) + "\n",
             sessionId: trace.session_id,
-            turn: { userMessage: trace.user_message, finalResponse: trace.final_response },
+            turn: pastTurnOf(trace),
             done
           }),
           () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
@@ -199,7 +200,12 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
 
     const recentTurns = (sessionId: string, limit: number) => Effect.sync(() => recent.get(sessionId, limit))
 
-    return TraceStore.of({ persist, recentTurns })
+    return TraceStore.of({
+      persist,
+      recentTurns,
+      get: (traceId) => Effect.map(findTrace(dir, traceId), Option.fromNullable),
+      list: (filter) => Effect.map(listTraces(dir, filter), (listed) => listed.traces)
+    })
   })
 
 /**

@@ -1,7 +1,9 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, DateTime, Effect, Layer, Option } from "effect"
 import { TraceStoreError } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
-import { TraceStore } from "../../services/TraceStore.js"
+import { truncateEnd } from "../../domain/Text.js"
+import { matchesFilter, type TraceListing } from "../../domain/TraceListing.js"
+import { pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 import { lastTurns } from "./Recent.js"
 
 /** What an in-memory trace store holds, for tests to inspect. */
@@ -23,11 +25,29 @@ export const TraceStoreMemory = Layer.scopedContext(
             : Effect.sync(() => void traces.push(trace))
         ),
       recentTurns: (sessionId, limit) =>
-        Effect.sync(() =>
-          lastTurns(traces.filter((trace) => trace.session_id === sessionId), limit)
-            .map((trace) => ({ userMessage: trace.user_message, finalResponse: trace.final_response }))
-        )
+        Effect.sync(() => lastTurns(traces.filter((trace) => trace.session_id === sessionId), limit).map(pastTurnOf)),
+      get: (traceId) => Effect.sync(() => Option.fromNullable(traces.find((trace) => trace.trace_id === traceId))),
+      list: (filter) =>
+        Effect.sync(() => {
+          const listed = traces.map(listingOf).filter((listing) => matchesFilter(listing, filter))
+          return filter.limit === undefined ? listed : lastTurns(listed, filter.limit)
+        })
     })
     return Context.make(TraceStore, store).pipe(Context.add(RecordedTraces, { all: Effect.sync(() => traces.slice()) }))
   })
 )
+
+const listingOf = (trace: ExecutionTrace, index: number): TraceListing => ({
+  trace_id: trace.trace_id,
+  session_id: trace.session_id,
+  channel: trace.channel,
+  started_at: DateTime.formatIso(trace.started_at),
+  outcome: trace.outcome,
+  user_message: truncateEnd(trace.user_message, 80),
+  cost_usd: trace.cost_usd,
+  wall_time_ms: trace.wall_time_ms,
+  steps: trace.steps.length,
+  file: "<memory>",
+  offset: index,
+  length: 0
+})

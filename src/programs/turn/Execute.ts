@@ -5,6 +5,7 @@ import { AuditLog } from "../../services/AuditLog.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { actionStep, type Gate, type Run } from "./Gate.js"
+import { reportProgress } from "./Progress.js"
 import { suspicionOf, taintOf } from "./Provenance.js"
 import type { Observation } from "./TurnState.js"
 import { recordingEdits } from "./WorkspaceEdits.js"
@@ -35,6 +36,7 @@ export const actionAttributes = (gate: Gate, status: string) => {
 /** Runs a call that passed every gate, under the tool timeout; a failure is a `failed` result, never an error. */
 export const execute = (run: Run, traceId: string) =>
   Effect.gen(function*() {
+    yield* reportProgress({ _tag: "Tool", name: run.tool.name })
     const registry = yield* ToolRegistry
     const startedAt = yield* Clock.currentTimeMillis
     const timed = Effect.flatMap(
@@ -107,7 +109,7 @@ export const observe = (
         isError: result.status === "failed"
       },
       invalid: false,
-      taint: taintOf(context.userMessage, run.tool, run.prepared.target, result),
+      ...(yield* taintOf(context.userMessage, run.tool, result)),
       suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
     } satisfies Observation
   })

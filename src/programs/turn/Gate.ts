@@ -16,6 +16,8 @@ export interface GateContext {
   readonly sessionId: string
   readonly channel: string
   readonly provenance: Provenance
+  /** Where the turn's content came from when the call launches (it may have grown while the owner was asked). */
+  readonly provenanceAtLaunch?: Effect.Effect<Provenance> | undefined
 }
 
 interface Judged {
@@ -103,8 +105,19 @@ export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateCon
     approvalRequestId = verdict.requestId
     if (!verdict.granted) return Gate.NotApproved({ ...judged, approval })
     if (!verifyApprovedArgs(verdict, prepared.args)) return Gate.ArgsChanged({ ...judged, approval })
-    const atLaunch = yield* policy.evaluate(input)
+    const provenance = context.provenanceAtLaunch === undefined ? input.provenance : yield* context.provenanceAtLaunch
+    const atLaunch = yield* policy.evaluate({ ...input, provenance })
     if (atLaunch.verdict === "deny") return Gate.Denied({ ...judged, decision: atLaunch, approval })
+    // The owner approved a call that followed the sources they were shown, not content that came in since.
+    const unseen = (atLaunch.taintedBy ?? []).filter((source) => !(decision.taintedBy ?? []).includes(source))
+    if (unseen.length > 0) {
+      const newer = {
+        verdict: "deny",
+        rule: "builtin:taint-at-launch",
+        reason: `untrusted content from ${unseen.join(", ")} entered the turn after the approval was asked`
+      } as const
+      return Gate.Denied({ ...judged, decision: newer, approval })
+    }
   }
   const recorded = yield* Effect.either(writeAhead(context, judged, approvalRequestId))
   if (Either.isLeft(recorded)) return Gate.AuditFailed({ ...judged, approval, error: recorded.left })

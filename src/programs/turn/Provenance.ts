@@ -1,32 +1,36 @@
+import { Effect } from "effect"
+import { hostsIn } from "../../domain/Hosts.js"
 import { suspectInjection } from "../../domain/Injection.js"
 import type { Tool } from "../../domain/Tool.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
-import type { Provenance } from "../../services/Policy.js"
+import { Policy, type Provenance } from "../../services/Policy.js"
 import type { TurnState } from "./TurnState.js"
 
 /** Where a turn's content came from: the taint rule's input. */
 export const provenanceOf = (state: TurnState): Provenance => ({
-  untrustedSources: state.taint.sources,
+  untrustedSources: [
+    ...state.taint.sources,
+    ...state.taint.inherited.filter((s) => !state.taint.sources.includes(s)).map((s) => `${s} (earlier turn)`)
+  ],
   untrustedHosts: state.taint.hosts,
   userMessage: state.input.userMessage
 })
 
-const urlHost = /\bhttps?:\/\/([a-z0-9-]+(?:\.[a-z0-9-]+)+)/gi
-
 /**
  * Untrusted content entering the turn taints it: its source is remembered, and so is every host it names that
- * the user did not. A file or folder the user named is theirs, not untrusted.
+ * the user did not. Whoever named the file or page, its content is third-party text (a file name says which
+ * document to read, not that its author is trusted); only a source the owner's policy declares trusted does
+ * not taint, and that use is recorded.
  */
-export const taintOf = (userMessage: string, tool: Tool, target: string, result: ToolResult) => {
-  if (!tool.external || result.status === "failed") return undefined
-  if (tool.targetKind === "path" && target !== "." && userMessage.includes(target)) return undefined
-  const hosts: Array<string> = []
-  for (const match of result.content.matchAll(urlHost)) {
-    const host = match[1]!.toLowerCase()
-    if (!userMessage.toLowerCase().includes(host) && !hosts.includes(host)) hosts.push(host)
-  }
-  return { source: result.source ?? tool.name, hosts }
-}
+export const taintOf = (userMessage: string, tool: Tool, result: ToolResult) =>
+  Effect.gen(function*() {
+    if (!tool.external || result.status === "failed") return {}
+    const source = result.source ?? tool.name
+    const rule = yield* (yield* Policy).trustedSource(source)
+    if (rule !== undefined) return { trusted: { source, rule } }
+    const named = hostsIn(userMessage)
+    return { taint: { source, hosts: hostsIn(result.content).filter((host) => !named.includes(host)) } }
+  })
 
 /** Untrusted content that looks like an injection attempt: recorded (trace and audit), and wrapped like any other. */
 export const suspicionOf = (tool: Tool, result: ToolResult) => {

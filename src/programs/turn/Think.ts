@@ -2,6 +2,7 @@ import { Clock, Data, Effect, Either } from "effect"
 import type { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
+import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
 
 export type Thought = Data.TaggedEnum<{
@@ -10,7 +11,12 @@ export type Thought = Data.TaggedEnum<{
 }>
 export const Thought = Data.taggedEnum<Thought>()
 
-const thoughtStep = (response: LlmResponse, wallMs: number): ThoughtStep => ({
+const thoughtStep = (
+  response: LlmResponse,
+  wallMs: number,
+  request: LlmRequest,
+  recordRequest: boolean
+): ThoughtStep => ({
   kind: "thought",
   model: response.model,
   provider: response.provider,
@@ -24,14 +30,17 @@ const thoughtStep = (response: LlmResponse, wallMs: number): ThoughtStep => ({
   tool_calls: response.toolCalls,
   cost_usd: response.costUsd,
   wall_ms: wallMs,
-  failed_attempts: response.failedAttempts
+  failed_attempts: response.failedAttempts,
+  request_hash: fingerprintRequest(request),
+  ...(recordRequest ? { request: recordableRequest(request) } : {})
 })
 
 /**
  * One LLM call on the request's tier (the Llm layer times out, retries and fails over within the tier, and
- * reserves and settles its cost in the day's budget): the ThoughtStep, or why there is none.
+ * reserves and settles its cost in the day's budget): the ThoughtStep, with the request's fingerprint (and the
+ * request itself when `recordRequest`), or why there is none.
  */
-export const think = Effect.fn("Turn.thought")(function*(request: LlmRequest) {
+export const think = Effect.fn("Turn.thought")(function*(request: LlmRequest, recordRequest = false) {
   yield* Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier })
   const started = yield* Clock.currentTimeMillis
   const result = yield* Effect.either((yield* Llm).generate(request))
@@ -54,5 +63,5 @@ export const think = Effect.fn("Turn.thought")(function*(request: LlmRequest) {
     "myclaw.cost_usd": response.costUsd
   })
   const finished = yield* Clock.currentTimeMillis
-  return Thought.Answered({ step: thoughtStep(response, finished - started), response })
+  return Thought.Answered({ step: thoughtStep(response, finished - started, request, recordRequest), response })
 })

@@ -1,15 +1,16 @@
 import { Cause, Clock, Data, Effect, Exit, Fiber, Ref, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
-import type { Outcome } from "../../domain/ExecutionTrace.js"
+import type { BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
-import { IdGenerator } from "../../services/IdGenerator.js"
+import { DrawnIds, IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
+import { recordingReads } from "./BudgetReads.js"
 import { execute, observe } from "./Execute.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
 import {
@@ -23,6 +24,7 @@ import {
   UNRECORDED,
   unrecordedMessage
 } from "./Messages.js"
+import { reportProgress } from "./Progress.js"
 import { provenanceOf } from "./Provenance.js"
 import { think } from "./Think.js"
 import * as TurnState from "./TurnState.js"
@@ -45,8 +47,16 @@ const internalErrorMessage = "I could not finish this request because of an inte
  * happens, interruption included.
  */
 export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
+  // The ids this turn draws, wherever they are drawn (prompt wrappers, approvals, budget reservations).
+  const drawn: Array<DrawnId> = []
+  return yield* Effect.locally(turn(input, drawn), DrawnIds, drawn)
+})
+
+const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
   const { config } = yield* MyclawConfig
-  const budget = yield* Budget
+  // Each budget status the turn reads is recorded: a replay reads the same ones.
+  const budgetReads: Array<BudgetRead> = []
+  const budget = recordingReads(yield* Budget, budgetReads)
   const registry = yield* ToolRegistry
   const promptBuilder = yield* PromptBuilder
   const sink = yield* TraceSink
@@ -61,7 +71,8 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     traceId,
     sessionId: input.sessionId,
     channel: input.channel,
-    provenance: provenanceOf(current)
+    provenance: provenanceOf(current),
+    provenanceAtLaunch: Effect.map(Ref.get(state), provenanceOf)
   }))
 
   const runOne = (run: Run) =>
@@ -150,7 +161,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     const request = { tier, system: current.system, messages: current.messages, tools: registry.catalog } as const
     // A paid answer is recorded in the same region that received it.
     const thought = yield* Effect.uninterruptibleMask((restore) =>
-      Effect.tap(restore(think(request)), (thought) =>
+      Effect.tap(restore(think(request, config.traces.recordRequests)), (thought) =>
         thought._tag === "Answered"
           ? update((s) => TurnState.thought(s, thought.step, thought.response))
           : Effect.void)
@@ -190,6 +201,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
     const prompt = built.right
     yield* update((current) => TurnState.prompted(current, prompt))
     for (let n = 0; n < config.maxSteps; n++) {
+      yield* reportProgress({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
       const next = yield* step
       if (next._tag === "End") return next
     }
@@ -212,7 +224,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
           )
         )
       }
-      const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis)
+      const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis, drawn, budgetReads)
       yield* sink.close(trace)
       return trace
     })

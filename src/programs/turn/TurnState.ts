@@ -1,13 +1,25 @@
 import { DateTime } from "effect"
-import type { ActionStep, ExecutionTrace, Outcome, ThoughtStep, TraceStep } from "../../domain/ExecutionTrace.js"
+import {
+  type ActionStep,
+  type BudgetRead,
+  type DrawnId,
+  type ExecutionTrace,
+  type Outcome,
+  type ThoughtStep,
+  TRACE_FORMAT,
+  type TraceStep
+} from "../../domain/ExecutionTrace.js"
 import type { LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import type { Prompt } from "../../services/PromptBuilder.js"
+import type { PastTurn } from "../../services/TraceStore.js"
 
 /** Untrusted content that entered the turn: its sources, and the hosts it named that the user did not. */
 export interface Taint {
   readonly sources: ReadonlyArray<string>
   readonly hosts: ReadonlySet<string>
+  /** Sources of the earlier turns whose history the prompt replays. */
+  readonly inherited: ReadonlyArray<string>
 }
 
 /** What an executed (or refused) tool call adds to the turn. */
@@ -19,6 +31,8 @@ export interface Observation {
   readonly invalid: boolean
   /** Untrusted content it brought in, if any. */
   readonly taint?: { readonly source: string; readonly hosts: ReadonlyArray<string> } | undefined
+  /** Content from a source the owner's policy trusts (recorded in the trace's `trusted_sources`). */
+  readonly trusted?: { readonly source: string; readonly rule: string } | undefined
   /** Content that looked like an injection attempt (recorded, never obeyed). */
   readonly suspicion?: { readonly source: string; readonly pattern: string } | undefined
 }
@@ -33,6 +47,8 @@ export interface TurnState {
   readonly startedAt: number
   readonly system: ReadonlyArray<SystemBlock>
   readonly messages: ReadonlyArray<Message>
+  /** The session's past turns the prompt held (what a replay gives its prompt again). */
+  readonly history: NonNullable<ExecutionTrace["replay"]>["history"]
   readonly steps: ReadonlyArray<TraceStep>
   readonly costUsd: number
   readonly invalidStreak: number
@@ -49,11 +65,12 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   startedAt,
   system: [],
   messages: [],
+  history: [],
   steps: [],
   costUsd: 0,
   invalidStreak: 0,
   forceFrontier: false,
-  taint: { sources: [], hosts: new Set() },
+  taint: { sources: [], hosts: new Set(), inherited: [] },
   metadata: {},
   end: null
 })
@@ -61,8 +78,15 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
 export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   ...state,
   system: prompt.system,
-  messages: prompt.messages
+  messages: prompt.messages,
+  history: historyRecord(prompt.history ?? []),
+  taint: { ...state.taint, inherited: prompt.taint }
 })
+
+/** Every source that tainted the turn, its own and those it inherited from the history it replayed. */
+export const taintSources = (state: TurnState): ReadonlyArray<string> => [
+  ...new Set([...state.taint.sources, ...state.taint.inherited])
+]
 
 /** A Thought: its step and cost, and the assistant message when it asks for tools. */
 export const thought = (state: TurnState, step: ThoughtStep, response: LlmResponse): TurnState => ({
@@ -78,21 +102,26 @@ export const forcedFrontier = (state: TurnState): TurnState =>
   state.forceFrontier ? state : { ...state, forceFrontier: true }
 
 export const observed = (state: TurnState, observation: Observation): TurnState => {
-  const { suspicion, taint } = observation
+  const { suspicion, taint, trusted } = observation
+  const metadata = trusted === undefined ? state.metadata : {
+    ...state.metadata,
+    trusted_sources: [...((state.metadata.trusted_sources as ReadonlyArray<unknown>) ?? []), trusted]
+  }
   return {
     ...state,
     steps: [...state.steps, observation.step],
     messages: observation.message === undefined ? state.messages : [...state.messages, observation.message],
     invalidStreak: observation.invalid ? state.invalidStreak + 1 : 0,
     taint: taint === undefined ? state.taint : {
+      ...state.taint,
       sources: state.taint.sources.includes(taint.source)
         ? state.taint.sources
         : [...state.taint.sources, taint.source],
       hosts: taint.hosts.length === 0 ? state.taint.hosts : new Set([...state.taint.hosts, ...taint.hosts])
     },
-    metadata: suspicion === undefined ? state.metadata : {
-      ...state.metadata,
-      injection_suspected: [...((state.metadata.injection_suspected as ReadonlyArray<unknown>) ?? []), suspicion]
+    metadata: suspicion === undefined ? metadata : {
+      ...metadata,
+      injection_suspected: [...((metadata.injection_suspected as ReadonlyArray<unknown>) ?? []), suspicion]
     }
   }
 }
@@ -106,7 +135,13 @@ export const withMetadata = (state: TurnState, key: string, value: unknown): Tur
 export const ended = (state: TurnState, outcome: Outcome, response: string | null): TurnState =>
   state.end === null ? { ...state, end: { outcome, response } } : state
 
-export const toTrace = (state: TurnState, now: number): ExecutionTrace => ({
+/** The closed trace; the ids the turn drew and the budget statuses it read, in order (a replay gets them again). */
+export const toTrace = (
+  state: TurnState,
+  now: number,
+  drawnIds: ReadonlyArray<DrawnId>,
+  budgetReads: ReadonlyArray<BudgetRead> = []
+): ExecutionTrace => ({
   trace_id: state.traceId,
   session_id: state.input.sessionId,
   channel: state.input.channel,
@@ -118,5 +153,18 @@ export const toTrace = (state: TurnState, now: number): ExecutionTrace => ({
   cost_usd: state.costUsd,
   wall_time_ms: now - state.startedAt,
   outcome: state.end?.outcome ?? "timeout_steps",
-  metadata: state.metadata
+  metadata: taintSources(state).length === 0
+    ? state.metadata
+    : { ...state.metadata, taint_sources: taintSources(state) },
+  format: TRACE_FORMAT,
+  replay: { ids: drawnIds.slice(), history: state.history, budget: budgetReads.slice() }
 })
+
+/** The past turns a prompt held, as the trace records them. */
+const historyRecord = (turns: ReadonlyArray<PastTurn>): NonNullable<ExecutionTrace["replay"]>["history"] =>
+  turns.map((turn) => ({
+    user_message: turn.userMessage,
+    final_response: turn.finalResponse,
+    ...(turn.taintedBy === undefined ? {} : { tainted_by: turn.taintedBy }),
+    ...(turn.answeredAt === undefined ? {} : { answered_at: turn.answeredAt })
+  }))

@@ -2,6 +2,7 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
 import { describePending, parseReply } from "../../../src/channels/cli/TerminalApprovals.js"
+import { pendingJson } from "../../../src/channels/http/Approvals.js"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
 import { ApprovalRouterLive } from "../../../src/layers/approvals/ApprovalRouterLive.js"
 import { ApprovalsLive } from "../../../src/layers/approvals/ApprovalsLive.js"
@@ -44,6 +45,26 @@ describe("TerminalApprovals", () => {
     assert.include(text, "This follows untrusted content from: web_fetch:evil.example")
     assert.include(text, "expires in 300 s")
     assert.notInclude(text, "\u001b")
+  })
+
+  it("shows bidirectional overrides and C1 controls as escapes, in every field and in the arguments", () => {
+    const request = makeRequest({
+      summary: "write 9 bytes to notes/\u202Edm.txt\u202C",
+      target: "notes/\u202Edm.txt",
+      args: { path: "notes/\u202Edm.txt", content: "\u009b2J\u2066x\u2069\u200f" },
+      tainted: { sources: ["file:\u202Eevil"] }
+    })
+    const text = describePending({ requestId: "ar_1", nonce: "n", expiresAt: Start + 300_000, request }, Start)
+    for (const c of ["\u202E", "\u202C", "\u009b", "\u2066", "\u2069", "\u200f"]) assert.notInclude(text, c)
+    assert.include(text, "action: write 9 bytes to notes/\\u202edm.txt\\u202c")
+    assert.include(text, "on notes/\\u202edm.txt")
+    assert.include(text, "\\u009b2J\\u2066x\\u2069\\u200f")
+    assert.include(text, "untrusted content from: file:\\u202eevil")
+    const json = JSON.stringify(pendingJson({ requestId: "ar_1", nonce: "n", expiresAt: Start + 300_000, request }))
+    for (const c of ["\u202E", "\u009b", "\u2066"]) {
+      assert.notInclude(json.replace(/"args":\{[^}]*\}/, ""), c, "only the exact args keep them")
+    }
+    assert.include(json, "\\\\u202edm.txt")
   })
 
   it("names the channel a forwarded request comes from", () => {

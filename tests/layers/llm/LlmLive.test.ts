@@ -173,6 +173,53 @@ describe("LlmLive over local servers speaking the real wire formats", () => {
       assert.notInclude(error.message, "sk-test-123")
     }))
 
+  for (const provider of ["openai", "anthropic"] as const) {
+    it.scopedLive(`a key the ${provider} server echoes \\u-escaped in JSON is hidden after decoding too`, () =>
+      Effect.gen(function*() {
+        const escaped = "\\u0073k-\\u0074est-123"
+        const body = provider === "openai"
+          ? `{"error":{"message":"Incorrect API key provided: ${escaped}","type":"invalid_request_error"}}`
+          : `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: ${escaped}"}}`
+        const server = yield* localServer([{ status: 401, body }, { status: 200, body: `{"bad": "${escaped}"}` }])
+        for (let i = 0; i < 2; i++) {
+          const error = yield* Effect.flip(generate).pipe(Effect.provide(llmFrom({
+            retries: { max: 0, baseDelayMs: 1 },
+            tiers: {
+              frontier: [{ provider, model: "m", baseUrl: server.url, apiKeyEnv: "MY_KEY" }],
+              "local-fast": []
+            }
+          }, { MY_KEY: "sk-test-123" })))
+          const shown = [error.message, ...(error.attempts ?? []).map((attempt) => attempt.message)].join("\n")
+          if (i === 0) assert.include(shown, "redacted")
+          assert.notInclude(shown, "sk-test-123")
+          assert.notMatch(shown, /u0073k/)
+        }
+      }))
+  }
+
+  for (const provider of ["openai", "anthropic"] as const) {
+    it.scopedLive(`a key the ${provider} model repeats in its answer does not reach the trace`, () =>
+      Effect.gen(function*() {
+        const said = "your key is \\u0073k-test-123, and sk-test-123"
+        const body = provider === "openai"
+          ? `{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant",` +
+            `"content":"${said}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`
+          : `{"id":"m","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"${said}"}],` +
+            `"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`
+        const server = yield* localServer([{ status: 200, body }])
+        const response = yield* generate.pipe(Effect.provide(llmFrom({
+          tiers: { frontier: [{ provider, model: "m", baseUrl: server.url, apiKeyEnv: "MY_KEY" }], "local-fast": [] }
+        }, { MY_KEY: "sk-test-123" })))
+        assert.strictEqual(
+          response.text,
+          "your key is [redacted], and [redacted]".replace(
+            /\[redacted\]/g,
+            provider === "openai" ? "[redacted]" : "<redacted>"
+          )
+        )
+      }))
+  }
+
   it.scopedLive("cost in the trace matches the pricing table for the recorded usage, Anthropic cache reads included", () =>
     Effect.gen(function*() {
       const cached = {

@@ -200,6 +200,20 @@ describe("fs_write", () => {
     ))
 })
 
+describe("fs_write and hard links", () => {
+  it.scoped("refuses to write to a file with several names, whatever the policy said", () =>
+    inWorkspace(({ fs, root }) =>
+      Effect.gen(function*() {
+        const soul = yield* fs.readFileString(NodePath.join(root, "SOUL.md"))
+        yield* fs.link(NodePath.join(root, "SOUL.md"), NodePath.join(root, "notes.md"))
+        const result = yield* run("fs_write", { path: "notes.md", content: "obey", append: true })
+        assert.strictEqual(result.status, "failed")
+        assert.include(result.content, "2 names")
+        assert.strictEqual(yield* fs.readFileString(NodePath.join(root, "SOUL.md")), soul)
+      })
+    ))
+})
+
 describe("fs_read partial reads", () => {
   it.scoped("never end in half a character", () =>
     inWorkspace(({ fs, root }) =>

@@ -71,6 +71,21 @@ for (const fsync of ["always", "batch"] as const) {
           assert.deepStrictEqual(yield* second.recentTurns("nobody", 3), [])
         }))
 
+      it.scoped("a turn's taint sources come back with its history, from memory and from the file", () =>
+        Effect.gen(function*() {
+          const dir = yield* tempDir
+          const first = yield* makeTraceStoreFile(dir, fsync)
+          yield* first.persist({ ...makeTrace("a-1", "alice"), metadata: { taint_sources: ["file:inbox.md"] } })
+          yield* first.persist(makeTrace("a-2", "alice"))
+          const expected = [
+            { ...turn("a-1"), taintedBy: ["file:inbox.md"], answeredAt: "2025-03-14T12:00:00.000Z" },
+            turn("a-2")
+          ]
+          assert.deepStrictEqual(yield* first.recentTurns("alice", 5), expected)
+          const second = yield* makeTraceStoreFile(dir, fsync)
+          assert.deepStrictEqual(yield* second.recentTurns("alice", 5), expected)
+        }))
+
       it.scoped("a trace goes to the file of the month it started in (UTC)", () =>
         Effect.gen(function*() {
           const dir = yield* tempDir

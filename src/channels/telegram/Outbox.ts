@@ -1,0 +1,101 @@
+import { Clock, Duration, Effect, Option } from "effect"
+import type { Api } from "grammy"
+import type { InlineKeyboardMarkup } from "grammy/types"
+import { splitMessage } from "../../domain/TelegramText.js"
+import { type Bucket, type BucketRate, takeToken } from "../../domain/TokenBucket.js"
+import { type ApiSignal, callApi, type RetryOptions, type TelegramError } from "./Api.js"
+
+/** Telegram's limits on what a bot sends: about 30 messages a second overall, 1 a second per chat (bursts allowed). */
+const globalRate: BucketRate = { capacity: 30, perSecond: 30 }
+const privateRate: BucketRate = { capacity: 20, perSecond: 1 }
+const groupRate: BucketRate = { capacity: 20, perSecond: 20 / 60 }
+
+/** What the channel sends, kept under Telegram's rates; failures are logged here and never reach a turn. */
+export interface Outbox {
+  /** The text as plain text (no parse mode: nothing in it can break the message), split under the length limit. */
+  readonly sendText: (chatId: number, text: string) => Effect.Effect<void>
+  /** One message, with buttons; its message id. */
+  readonly sendOne: (
+    chatId: number,
+    text: string,
+    keyboard?: InlineKeyboardMarkup
+  ) => Effect.Effect<number, TelegramError>
+  /** Replaces a message's text; without `keyboard` its buttons go. */
+  readonly edit: (
+    chatId: number,
+    messageId: number,
+    text: string,
+    keyboard?: InlineKeyboardMarkup
+  ) => Effect.Effect<void>
+  readonly answerCallback: (queryId: string, text: string) => Effect.Effect<void>
+  readonly typing: (chatId: number) => Effect.Effect<void>
+  readonly api: Api
+}
+
+export const makeOutbox = (api: Api) =>
+  Effect.gen(function*() {
+    const buckets = new Map<string, Bucket>()
+    const lock = yield* Effect.makeSemaphore(1)
+
+    /** Waits for a token of the chat's bucket and of the global one. */
+    const paced = (chatId: number) =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const global = takeToken(buckets.get("*"), globalRate, now)
+        const chat = takeToken(buckets.get(String(chatId)), chatId < 0 ? groupRate : privateRate, now)
+        buckets.set("*", global.bucket)
+        buckets.set(String(chatId), chat.bucket)
+        return Math.max(global.waitMs, chat.waitMs)
+      })).pipe(Effect.flatMap((waitMs) => waitMs > 0 ? Effect.sleep(Duration.millis(waitMs)) : Effect.void))
+
+    const call = <A>(chatId: number, method: string, run: (signal: ApiSignal) => Promise<A>, retry?: RetryOptions) =>
+      Effect.zipRight(paced(chatId), callApi(method, run, retry))
+
+    const logged = (what: string) => (error: TelegramError) =>
+      Effect.logWarning(`telegram: ${what} failed: ${error.reason} ${error.code ?? ""} ${error.message}`)
+
+    const sendOne: Outbox["sendOne"] = (chatId, text, keyboard) =>
+      Effect.map(
+        call(chatId, "sendMessage", (signal) =>
+          api.sendMessage(chatId, text, {
+            link_preview_options: { is_disabled: true },
+            ...(keyboard === undefined ? {} : { reply_markup: keyboard })
+          }, signal)),
+        (message) => message.message_id
+      )
+
+    const sendText: Outbox["sendText"] = (chatId, text) =>
+      Effect.forEach(splitMessage(text), (part) => sendOne(chatId, part), { discard: true }).pipe(
+        Effect.catchAll(logged(`sending to chat ${chatId}`))
+      )
+
+    const edit: Outbox["edit"] = (chatId, messageId, text, keyboard) =>
+      call(chatId, "editMessageText", (signal) =>
+        api.editMessageText(
+          chatId,
+          messageId,
+          splitMessage(text)[0]!,
+          keyboard === undefined ? {} : { reply_markup: keyboard },
+          signal
+        )).pipe(Effect.asVoid, Effect.catchAll(logged(`editing message ${messageId} in chat ${chatId}`)))
+
+    const answerCallback: Outbox["answerCallback"] = (queryId, text) =>
+      callApi("answerCallbackQuery", (signal) => api.answerCallbackQuery(queryId, { text }, signal)).pipe(
+        Effect.asVoid,
+        Effect.catchAll(logged("answering a button press"))
+      )
+
+    const typing: Outbox["typing"] = (chatId) =>
+      call(
+        chatId,
+        "sendChatAction",
+        (signal) => api.sendChatAction(chatId, "typing", {}, signal),
+        { retries: 0, rateLimitRetries: 0 }
+      ).pipe(Effect.asVoid, Effect.catchAll(logged(`the typing action in chat ${chatId}`)))
+
+    return { sendText, sendOne, edit, answerCallback, typing, api } satisfies Outbox
+  })
+
+/** The message id, when a send worked. */
+export const sentId = (sent: Effect.Effect<number, TelegramError>) =>
+  Effect.map(Effect.either(sent), (either) => either._tag === "Right" ? Option.some(either.right) : Option.none())

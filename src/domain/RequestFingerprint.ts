@@ -1,0 +1,65 @@
+import { createHash } from "node:crypto"
+import { canonicalJson } from "./ArgsHash.js"
+import type { LlmRequest, Message } from "./LlmTypes.js"
+
+/**
+ * The fingerprint of one LLM request: a hash of each part the runtime builds (system prompt, messages, tool
+ * catalog). Timestamps and untrusted-wrapper ids are masked first, so two runs of the same turn at other times
+ * fingerprint the same.
+ */
+export interface RequestFingerprint {
+  readonly system: string
+  readonly messages: string
+  readonly message_count: number
+  readonly tools: string
+}
+
+const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g
+// Also matches inside JSON text, where the quotes are escaped.
+const WRAPPER_ID = /(<\/?untrusted id=\\?")[^"\\]*(\\?")/g
+
+/** The text with every ISO 8601 UTC time and every untrusted-wrapper id masked. */
+export const maskVolatile = (text: string): string => text.replace(ISO_TIME, "<time>").replace(WRAPPER_ID, "$1<id>$2")
+
+const hash = (value: unknown): string =>
+  createHash("sha256").update(maskVolatile(canonicalJson(value))).digest("hex").slice(0, 32)
+
+// The system prompt and the catalog are the same arrays for every Thought of a turn (the catalog for every turn):
+// their hashes are computed once per array.
+const hashed = new WeakMap<object, string>()
+const hashOnce = (value: ReadonlyArray<unknown>): string => {
+  const known = hashed.get(value)
+  if (known !== undefined) return known
+  const computed = hash(value)
+  hashed.set(value, computed)
+  return computed
+}
+
+// A turn's messages only grow, and each message object is kept from one Thought to the next: each is hashed
+// once, and the messages' hash is the hash of theirs.
+const messageHashes = new WeakMap<object, string>()
+const messageHash = (message: Message): string => {
+  const known = messageHashes.get(message)
+  if (known !== undefined) return known
+  const computed = hash(message)
+  messageHashes.set(message, computed)
+  return computed
+}
+const messagesHash = (messages: ReadonlyArray<Message>): string =>
+  createHash("sha256").update(messages.map(messageHash).join(",")).digest("hex").slice(0, 32)
+
+export const fingerprintRequest = (request: LlmRequest): RequestFingerprint => ({
+  system: hashOnce(request.system),
+  messages: messagesHash(request.messages),
+  message_count: request.messages.length,
+  tools: hashOnce(request.tools)
+})
+
+/** The request as recorded when `traces.recordRequests` is on: plain JSON, volatile parts masked. */
+export const recordableRequest = (request: LlmRequest): unknown =>
+  JSON.parse(maskVolatile(JSON.stringify({
+    tier: request.tier,
+    system: request.system,
+    messages: request.messages,
+    tools: request.tools
+  })))

@@ -1,0 +1,33 @@
+import { Schema } from "effect"
+import { Outcome } from "./ExecutionTrace.js"
+
+/** One trace as a list shows it, and where its line is: what the trace index keeps per trace. */
+export const TraceListing = Schema.Struct({
+  trace_id: Schema.String,
+  session_id: Schema.String,
+  channel: Schema.String,
+  /** ISO 8601 UTC. */
+  started_at: Schema.String,
+  outcome: Outcome,
+  /** The user message, cut to 80 characters. */
+  user_message: Schema.String,
+  cost_usd: Schema.Number,
+  wall_time_ms: Schema.Number,
+  steps: Schema.Number,
+  /** The monthly file (`YYYY-MM.jsonl`), the byte offset and the byte length of the trace's line. */
+  file: Schema.String,
+  offset: Schema.Number,
+  length: Schema.Number
+})
+export type TraceListing = typeof TraceListing.Type
+
+/** Which traces a list shows: of one session, started at or after an instant (epoch milliseconds). */
+export interface TraceFilter {
+  readonly sessionId?: string | undefined
+  readonly since?: number | undefined
+  readonly limit?: number | undefined
+}
+
+export const matchesFilter = (listing: TraceListing, filter: TraceFilter): boolean =>
+  (filter.sessionId === undefined || listing.session_id === filter.sessionId) &&
+  (filter.since === undefined || Date.parse(listing.started_at) >= filter.since)

@@ -1,0 +1,78 @@
+import { Effect, Either, Layer, Schema } from "effect"
+import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
+import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
+import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
+import type { RequestMismatch } from "../../domain/ReplayProbe.js"
+import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
+import { Llm } from "../../services/Llm.js"
+import { currentReplay } from "../../services/Replaying.js"
+
+const decodeFailure = Schema.decodeUnknownEither(Schema.Union(LlmError, BudgetExceeded))
+
+const responseOf = (step: ThoughtStep): LlmResponse => ({
+  model: step.model,
+  provider: step.provider,
+  tier: step.tier,
+  failedAttempts: step.failed_attempts,
+  text: step.text,
+  toolCalls: step.tool_calls,
+  usage: { input: step.prompt_tokens, output: step.response_tokens, cached: step.cached_tokens },
+  finishReason: step.finish_reason,
+  costUsd: step.cost_usd
+})
+
+const mismatchOf = (thought: number, step: ThoughtStep, request: LlmRequest): RequestMismatch | undefined => {
+  const replayed = fingerprintRequest(request)
+  const recorded = step.request_hash
+  const parts: Array<RequestMismatch["parts"][number]> = []
+  if (request.tier !== step.tier) parts.push("tier")
+  if (recorded === undefined || recorded.system !== replayed.system) parts.push("system")
+  if (recorded === undefined || recorded.messages !== replayed.messages) parts.push("messages")
+  if (recorded === undefined || recorded.tools !== replayed.tools) parts.push("tools")
+  if (parts.length === 0) return undefined
+  return {
+    thought,
+    parts,
+    recorded,
+    replayed,
+    recordedRequest: step.request,
+    replayedRequest: recordableRequest(request)
+  }
+}
+
+/**
+ * The model of a replay: each Thought is answered with the recorded one, after the request is checked against
+ * the recorded fingerprint (a difference goes to the probe; the recorded answer is still given, so the replay
+ * goes on to show what follows). A recorded failure after the last Thought fails the same way; a Thought beyond
+ * the recording fails as a bad response. No provider is called and nothing is spent.
+ */
+export const LlmReplay = Layer.succeed(
+  Llm,
+  Llm.of({
+    generate: (request: LlmRequest) =>
+      Effect.flatMap(currentReplay, (session): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
+        const { probe, recorded, thoughts } = session
+        const index = session.nextThought++
+        const step = thoughts[index]
+        if (step === undefined) {
+          const failure = recorded.metadata.error === undefined ? undefined : decodeFailure(recorded.metadata.error)
+          if (index === thoughts.length && failure !== undefined && Either.isRight(failure)) {
+            return Effect.fail(failure.right)
+          }
+          probe.extraThoughts++
+          return Effect.fail(
+            new LlmError({
+              reason: "BadResponse",
+              provider: "replay",
+              message: `the recording has ${thoughts.length} Thoughts; the replay asked for Thought ${index + 1}`
+            })
+          )
+        }
+        const mismatch = mismatchOf(index, step, request)
+        if (mismatch !== undefined) probe.requests.push(mismatch)
+        return Effect.succeed(responseOf(step))
+      }),
+    providers: [],
+    health: Effect.succeed([])
+  })
+)

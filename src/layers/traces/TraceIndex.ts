@@ -1,0 +1,196 @@
+import { DateTime, Effect, Schema } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import * as NodeReadline from "node:readline"
+import { messageOf, TraceStoreError } from "../../domain/Errors.js"
+import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
+import { truncateEnd } from "../../domain/Text.js"
+import { matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
+import { lastTurns } from "./Recent.js"
+
+/**
+ * The trace index: for each monthly file `YYYY-MM.jsonl`, `index/YYYY-MM.idx` holds one listing per trace
+ * (id, session, outcome, where its line is) and how many bytes of the file it covers. Reading a trace by id
+ * reads the small index files and that one line; a file that grew is indexed from where the index stopped,
+ * streamed line by line, and a file that shrank (a torn tail moved aside) is indexed again from its start.
+ */
+const MONTH_FILE = /^\d{4}-\d{2}\.jsonl$/
+
+const IndexFile = Schema.parseJson(Schema.Struct({
+  covered: Schema.Number,
+  /** Lines of the file that are not traces (never listed, counted so that a list can say so). */
+  skipped: Schema.Number,
+  traces: Schema.Array(TraceListing)
+}))
+type IndexFile = typeof IndexFile.Type
+const decodeIndex = Schema.decodeUnknownEither(IndexFile)
+const encodeIndex = Schema.encodeSync(IndexFile)
+
+const ioError = (path: string, what: string) => (error: unknown) =>
+  new TraceStoreError({ path, reason: "Io", message: `${what}: ${messageOf(error)}`, cause: error })
+
+const listingOf = (line: string, file: string, offset: number, length: number): TraceListing | undefined => {
+  let json: unknown
+  try {
+    json = JSON.parse(line)
+  } catch {
+    return undefined
+  }
+  const decoded = Effect.runSync(Effect.either(decodeTrace(json)))
+  if (decoded._tag === "Left") return undefined
+  const trace = decoded.right
+  return {
+    trace_id: trace.trace_id,
+    session_id: trace.session_id,
+    channel: trace.channel,
+    started_at: DateTime.formatIso(trace.started_at),
+    outcome: trace.outcome,
+    user_message: truncateEnd(trace.user_message, 80),
+    cost_usd: trace.cost_usd,
+    wall_time_ms: trace.wall_time_ms,
+    steps: trace.steps.length,
+    file,
+    offset,
+    length
+  }
+}
+
+/** The complete lines of `path` from byte `start`, streamed: their listings and the byte offset after the last. */
+const scanFrom = (path: string, name: string, start: number) =>
+  Effect.tryPromise({
+    try: async () => {
+      const listings: Array<TraceListing> = []
+      let skipped = 0
+      let offset = start
+      const stream = NodeFs.createReadStream(path, { start })
+      const lines = NodeReadline.createInterface({ input: stream, crlfDelay: Infinity })
+      const size = (await NodeFs.promises.stat(path)).size
+      for await (const line of lines) {
+        const length = Buffer.byteLength(line) + 1
+        // A last line without its newline is still being written: it is indexed next time.
+        if (offset + length > size) break
+        if (line !== "") {
+          const listing = listingOf(line, name, offset, length - 1)
+          if (listing === undefined) skipped++
+          else listings.push(listing)
+        }
+        offset += length
+      }
+      return { listings, skipped, covered: offset }
+    },
+    catch: ioError(path, "cannot read the traces")
+  })
+
+const readIndex = (path: string): Effect.Effect<IndexFile | undefined> =>
+  Effect.promise(() => NodeFs.promises.readFile(path, "utf8").catch(() => undefined)).pipe(
+    Effect.map((text) => {
+      if (text === undefined) return undefined
+      const decoded = decodeIndex(text)
+      return decoded._tag === "Right" ? decoded.right : undefined
+    })
+  )
+
+const writeIndex = (path: string, index: IndexFile) =>
+  Effect.tryPromise({
+    try: async () => {
+      await NodeFs.promises.mkdir(NodePath.dirname(path), { recursive: true })
+      const temp = `${path}.${process.pid}.tmp`
+      await NodeFs.promises.writeFile(temp, encodeIndex(index))
+      await NodeFs.promises.rename(temp, path)
+    },
+    catch: ioError(path, "cannot write the trace index")
+  })
+
+/** The index of one monthly file, brought up to date with the file. */
+const monthIndex = (dir: string, name: string) =>
+  Effect.gen(function*() {
+    const file = NodePath.join(dir, name)
+    const indexPath = NodePath.join(dir, "index", name.replace(/\.jsonl$/, ".idx"))
+    const size = yield* Effect.tryPromise({
+      try: async () => (await NodeFs.promises.stat(file)).size,
+      catch: ioError(file, "cannot read the traces")
+    })
+    const known = yield* readIndex(indexPath)
+    const base = known !== undefined && known.covered <= size ? known : { covered: 0, skipped: 0, traces: [] }
+    if (base.covered === size) return base
+    const scanned = yield* scanFrom(file, name, base.covered)
+    if (scanned.covered === base.covered) return base
+    const index: IndexFile = {
+      covered: scanned.covered,
+      skipped: base.skipped + scanned.skipped,
+      traces: [...base.traces, ...scanned.listings]
+    }
+    // The index is a cache: when it cannot be written, the next reader scans again.
+    yield* writeIndex(indexPath, index).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))
+    return index
+  })
+
+const monthFiles = (dir: string) =>
+  Effect.tryPromise({
+    try: () =>
+      NodeFs.promises.readdir(dir).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return [] as Array<string>
+        throw error
+      }),
+    catch: ioError(dir, "cannot list the traces")
+  }).pipe(Effect.map((names) => names.filter((name) => MONTH_FILE.test(name)).sort()))
+
+/** The listings of the folder's traces that match `filter`, oldest first (the newest `limit` when given). */
+export const listTraces = (dir: string, filter: TraceFilter = {}) =>
+  Effect.gen(function*() {
+    const names = yield* monthFiles(dir)
+    const sinceMonth = filter.since === undefined ? undefined : new Date(filter.since).toISOString().slice(0, 7)
+    const listings: Array<TraceListing> = []
+    let skipped = 0
+    for (const name of names) {
+      // A month file holds the traces started that month: older months cannot match `since`.
+      if (sinceMonth !== undefined && name.slice(0, 7) < sinceMonth) continue
+      const index = yield* monthIndex(dir, name)
+      skipped += index.skipped
+      for (const listing of index.traces) if (matchesFilter(listing, filter)) listings.push(listing)
+    }
+    return {
+      traces: filter.limit === undefined ? listings : lastTurns(listings, filter.limit),
+      skipped
+    }
+  })
+
+/** The trace with this id (or None), read from its own line; a line that no longer decodes is Corrupt. */
+export const findTrace = (dir: string, traceId: string) =>
+  Effect.gen(function*() {
+    const names = yield* monthFiles(dir)
+    // Newest month first: the trace asked for is most often recent.
+    for (const name of names.reverse()) {
+      const index = yield* monthIndex(dir, name)
+      const listing = index.traces.find((entry) => entry.trace_id === traceId)
+      if (listing === undefined) continue
+      return yield* readLine(NodePath.join(dir, name), listing)
+    }
+    return undefined
+  })
+
+const readLine = (file: string, listing: TraceListing) =>
+  Effect.gen(function*() {
+    const text = yield* Effect.tryPromise({
+      try: async () => {
+        const handle = await NodeFs.promises.open(file, "r")
+        try {
+          const buffer = Buffer.alloc(listing.length)
+          await handle.read(buffer, 0, listing.length, listing.offset)
+          return buffer.toString("utf8")
+        } finally {
+          await handle.close()
+        }
+      },
+      catch: ioError(file, "cannot read the trace")
+    })
+    const corrupt = new TraceStoreError({
+      path: `${file}@${listing.offset}`,
+      reason: "Corrupt",
+      message: `the line of trace ${listing.trace_id} changed since it was indexed; delete the index folder`
+    })
+    const json = yield* Effect.try({ try: (): unknown => JSON.parse(text), catch: () => corrupt })
+    const trace: ExecutionTrace = yield* Effect.mapError(decodeTrace(json), () => corrupt)
+    if (trace.trace_id !== listing.trace_id) return yield* corrupt
+    return trace
+  })

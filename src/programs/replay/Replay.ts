@@ -1,0 +1,78 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import { compareTraces, type ReplayReport } from "../../domain/Divergence.js"
+import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
+import { type Foundation, makeAppLayer } from "../../layers/AppLayer.js"
+import { ApprovalRouterLive } from "../../layers/approvals/ApprovalRouterLive.js"
+import { ApprovalsReplay } from "../../layers/approvals/ApprovalsReplay.js"
+import { AuditLogMemory } from "../../layers/audit/AuditLogMemory.js"
+import { BudgetReplay } from "../../layers/budget/BudgetReplay.js"
+import { IdGeneratorReplay } from "../../layers/ids/IdGeneratorReplay.js"
+import { LlmReplay } from "../../layers/llm/LlmReplay.js"
+import { ToolRegistryReplay } from "../../layers/tools/ToolRegistryReplay.js"
+import { TraceStoreReplay } from "../../layers/traces/TraceStoreReplay.js"
+import { AgentRuntime } from "../../services/AgentRuntime.js"
+import { CurrentReplay, makeReplaySession, type ToolReplayOptions } from "../../services/Replaying.js"
+import type { ToolRegistry } from "../../services/ToolRegistry.js"
+
+export interface ReplayOptions<E = never> extends ToolReplayOptions {
+  /** The tool catalog the turns are replayed against (the application's, or another to compare with). */
+  readonly tools: Layer.Layer<ToolRegistry, E, Foundation>
+}
+
+/** How tools are met by default: every result from the recording. */
+export const defaultToolReplay: ToolReplayOptions = { sideEffects: "recorded", readOnly: "recorded" }
+
+/**
+ * The replay graph, built once: the real runtime (prompt builder, validation, policy, the gates, the turn
+ * program) over the configuration and workspace of the context, with the replay layers (model, owner's answers,
+ * ids, history, tool results) serving each turn from its own recording, and an audit log, budget and trace
+ * store in memory. The function it returns replays one recorded turn and compares the result with it; any
+ * number may run side by side.
+ */
+export const makeReplayer = <E>(tools: Layer.Layer<ToolRegistry, E, Foundation>) =>
+  Effect.gen(function*() {
+    const foundation = yield* Effect.context<Foundation>()
+    const graph = makeAppLayer({
+      base: Layer.succeedContext(foundation),
+      ids: IdGeneratorReplay,
+      audit: AuditLogMemory,
+      budget: BudgetReplay,
+      traceStore: TraceStoreReplay,
+      tools: ToolRegistryReplay(tools),
+      llm: LlmReplay,
+      approvals: Layer.provideMerge(ApprovalsReplay, ApprovalRouterLive)
+    })
+    const runtime = Context.get(yield* Layer.build(graph), AgentRuntime)
+    return (recorded: ExecutionTrace, options: ToolReplayOptions = defaultToolReplay, file?: string) =>
+      Effect.gen(function*() {
+        const session = makeReplaySession(recorded, options)
+        const started = yield* Clock.currentTimeNanos
+        const replayed = yield* Effect.locally(
+          runtime.handle({
+            userMessage: recorded.user_message,
+            sessionId: recorded.session_id,
+            channel: recorded.channel
+          }),
+          CurrentReplay,
+          session
+        )
+        const finished = yield* Clock.currentTimeNanos
+        const { divergence, notes } = compareTraces(recorded, replayed, session.probe)
+        const report: ReplayReport = {
+          trace_id: recorded.trace_id,
+          file: file ?? null,
+          user_message: recorded.user_message,
+          identical: divergence === null,
+          outcome: { recorded: recorded.outcome, replayed: replayed.outcome },
+          divergence,
+          notes,
+          tools: { ...session.probe.tools },
+          replay_ms: Number(finished - started) / 1e6
+        }
+        return { report, replayed }
+      })
+  })
+
+/** One recorded turn replayed in a graph of its own (see makeReplayer). */
+export const replayTrace = <E>(recorded: ExecutionTrace, options: ReplayOptions<E> & { readonly file?: string }) =>
+  Effect.scoped(Effect.flatMap(makeReplayer(options.tools), (replay) => replay(recorded, options, options.file)))

@@ -1,0 +1,142 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Scope, TestClock } from "effect"
+import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
+import { probeTools } from "../../contract/fixtures.js"
+import { FakeBotApi, OWNER, textMessage } from "./FakeBotApi.js"
+import { startBot, telegramGraph, textOf } from "./support.js"
+
+const FRIEND = { id: 555000222, is_bot: false, first_name: "Ann", username: "ann_friend" }
+
+const textsTo = (fake: FakeBotApi, chatId: number) =>
+  fake.sent("sendMessage").filter((call) => call.payload.chat_id === chatId).map((call) => textOf(call.payload))
+
+const tracesOf = (channel: string) =>
+  Effect.map(Effect.flatMap(RecordedTraces, (traces) => traces.all), (all) => all.filter((t) => t.channel === channel))
+
+describe("Telegram channel: turns, queues and commands", () => {
+  const probe = probeTools.make()
+  it.scoped("/stop during a slow tool interrupts the turn: the trace ends user_aborted and is persisted", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "take your time", 1))
+      yield* probe.started
+      fake.push(textMessage(OWNER, "/stop", 2))
+      const stopped = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.include(textOf(stopped.payload), "Stopped.")
+      const traces = yield* tracesOf("telegram:@Mark_Heizenberg")
+      assert.strictEqual(traces.length, 1)
+      assert.strictEqual(traces[0]!.outcome, "user_aborted")
+      assert.strictEqual(traces[0]!.user_message, "take your time")
+      fake.push(textMessage(OWNER, "/stop", 3))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      assert.deepStrictEqual(textsTo(fake, OWNER.id).slice(1), ["Nothing is running."])
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe.tools,
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }]
+    }))))
+
+  const probe3 = probeTools.make()
+  it.scoped("shutting down aborts the running turn cleanly (persisted as user_aborted) and stops polling", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      const scope = yield* Scope.make()
+      yield* Scope.extend(startBot(fake), scope)
+      fake.push(textMessage(OWNER, "take your time", 1))
+      yield* probe3.started
+      yield* Scope.close(scope, Exit.void)
+      const traces = yield* tracesOf("telegram:@Mark_Heizenberg")
+      assert.deepStrictEqual(traces.map((trace) => trace.outcome), ["user_aborted"])
+      const polls = fake.sent("getUpdates").length
+      fake.push(textMessage(OWNER, "anyone?", 2))
+      for (let i = 0; i < 20; i++) yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      assert.strictEqual(fake.sent("getUpdates").length, polls)
+      assert.strictEqual((yield* tracesOf("telegram:@Mark_Heizenberg")).length, 1)
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe3.tools,
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }, { text: "again" }]
+    }))))
+
+  const probe4 = probeTools.make()
+  it.scoped("a long turn shows one status message, edited as it goes, then replaced by the answer", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "take your time", 1))
+      yield* probe4.started
+      yield* TestClock.adjust("5 seconds")
+      const status = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.strictEqual(textOf(status.payload), "⏳ Working: step 1 of at most 10 · running slow · 5 s")
+      yield* TestClock.adjust("3 seconds")
+      const edited = yield* fake.awaitCall((call) => call.method === "editMessageText")
+      assert.strictEqual(edited.payload.message_id, 1000)
+      assert.strictEqual(textOf(edited.payload), "⏳ Working: step 1 of at most 10 · running slow · 8 s")
+      yield* TestClock.adjust("2 seconds")
+      const answer = yield* fake.awaitCall((call) => call.method === "editMessageText", 2)
+      assert.strictEqual(answer.payload.message_id, 1000)
+      assert.strictEqual(textOf(answer.payload), "done")
+      assert.strictEqual(fake.sent("sendMessage").length, 1)
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe4.tools,
+      telegram: { progressAfterMs: 5000 },
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }]
+    }))))
+
+  const probe2 = probeTools.make()
+  it.scoped("two chats run turns at once, while one chat's messages are answered in order", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "a1", 1))
+      fake.push(textMessage(OWNER, "a2", 2))
+      yield* probe2.started
+      fake.push(textMessage(FRIEND, "b1", 3))
+      const friend = yield* fake.awaitCall((call) =>
+        call.method === "sendMessage" && call.payload.chat_id === FRIEND.id
+      )
+      assert.strictEqual(textOf(friend.payload), "b1 done")
+      assert.deepStrictEqual(textsTo(fake, OWNER.id), [])
+      yield* TestClock.adjust("10 seconds")
+      yield* fake.awaitCall((call) => call.method === "sendMessage" && call.payload.chat_id === OWNER.id, 2)
+      assert.deepStrictEqual(textsTo(fake, OWNER.id), ["a1 done", "a2 done"])
+      const owner = yield* tracesOf("telegram:@Mark_Heizenberg")
+      assert.deepStrictEqual(owner.map((trace) => trace.user_message), ["a1", "a2"])
+      assert.deepStrictEqual(owner.map((trace) => trace.final_response), ["a1 done", "a2 done"])
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe2.tools,
+      telegram: { allowedUserIds: [OWNER.id, FRIEND.id] },
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "b1 done" }, { text: "a1 done" }, {
+        text: "a2 done"
+      }]
+    }))))
+
+  it.scoped("/help, /status, /budget and /new answer in the chat; /new starts another session", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      const commands = ["/help", "/status", "/budget", "/frobnicate", "/digest"]
+      commands.forEach((text, i) => fake.push(textMessage(OWNER, text, i + 1)))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", commands.length)
+      // Replies are sent in their own fibers: find each by its content, not its position.
+      const texts = textsTo(fake, OWNER.id)
+      const one = (pattern: RegExp) => {
+        const found = texts.filter((text) => pattern.test(text))
+        assert.strictEqual(found.length, 1, `${pattern} in ${JSON.stringify(texts)}`)
+        return found[0]!
+      }
+      assert.include(one(/^I am myclaw\./), "/stop")
+      assert.include(one(/^myclaw is up\./), "running turns: 0")
+      one(/^spent today/)
+      one(/^Unknown command \/frobnicate\./)
+      one(/^myclaw · digest · \d{4}-\d{2}-\d{2}\n/)
+      fake.push(textMessage(OWNER, "first", 10))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", commands.length + 1)
+      fake.push(textMessage(OWNER, "/new", 11))
+      fake.push(textMessage(OWNER, "second", 12))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", commands.length + 3)
+      const traces = yield* tracesOf("telegram:@Mark_Heizenberg")
+      assert.strictEqual(traces.length, 2)
+      assert.strictEqual(traces[0]!.session_id, `telegram-${OWNER.id}`)
+      assert.match(traces[1]!.session_id, new RegExp(`^telegram-${OWNER.id}-\\w+$`))
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "one" }, { text: "two" }] }))))
+})

@@ -1,0 +1,109 @@
+import { FileSystem } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, layer } from "@effect/vitest"
+import { DateTime, Effect, Option } from "effect"
+import * as NodeFs from "node:fs/promises"
+import * as NodePath from "node:path"
+import { type ExecutionTrace, traceToJson } from "../../../src/domain/ExecutionTrace.js"
+import { findTrace, listTraces } from "../../../src/layers/traces/TraceIndex.js"
+import { makeTraceStoreFile } from "../../../src/layers/traces/TraceStoreFile.js"
+
+const makeTrace = (id: string, session: string, startedAt: string): ExecutionTrace => ({
+  trace_id: id,
+  session_id: session,
+  channel: "cli:test",
+  started_at: DateTime.unsafeMake(startedAt),
+  finished_at: DateTime.unsafeMake(startedAt),
+  user_message: `question ${id} ${"é".repeat(100)}`,
+  steps: [],
+  final_response: `answer ${id}`,
+  cost_usd: 0.5,
+  wall_time_ms: 1,
+  outcome: "success",
+  metadata: {}
+})
+
+const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "myclaw-index-" }))
+
+describe("the trace index", () => {
+  layer(NodeContext.layer)("get and list", (it) => {
+    it.scoped("a trace is found by id, in any month, and lists filter by session and start", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const store = yield* makeTraceStoreFile(dir, "batch")
+        yield* store.persist(makeTrace("a", "s1", "2026-01-31T23:00:00.000Z"))
+        yield* store.persist(makeTrace("b", "s2", "2026-02-01T08:00:00.000Z"))
+        yield* store.persist(makeTrace("c", "s1", "2026-02-03T08:00:00.000Z"))
+        const found = yield* store.get("b")
+        assert.isTrue(Option.isSome(found))
+        assert.strictEqual(
+          Option.getOrThrow(found).user_message,
+          makeTrace("b", "s2", "2026-02-01T08:00:00.000Z").user_message
+        )
+        assert.isTrue(Option.isNone(yield* store.get("nope")))
+        assert.deepStrictEqual((yield* store.list({})).map((t) => t.trace_id), ["a", "b", "c"])
+        assert.deepStrictEqual((yield* store.list({ sessionId: "s1" })).map((t) => t.trace_id), ["a", "c"])
+        const since = Date.parse("2026-02-01T00:00:00.000Z")
+        assert.deepStrictEqual((yield* store.list({ since })).map((t) => t.trace_id), ["b", "c"])
+        assert.deepStrictEqual((yield* store.list({ limit: 1 })).map((t) => t.trace_id), ["c"])
+        assert.strictEqual((yield* store.list({}))[0]!.user_message.length, 81)
+      }))
+
+    it.scoped("traces appended after indexing are found; the index covers only what it read", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const file = NodePath.join(dir, "2026-02.jsonl")
+        yield* Effect.promise(() =>
+          NodeFs.writeFile(file, traceToJson(makeTrace("a", "s", "2026-02-01T00:00:00.000Z")) + "\n")
+        )
+        assert.deepStrictEqual((yield* listTraces(dir)).traces.map((t) => t.trace_id), ["a"])
+        const indexText = yield* Effect.promise(() =>
+          NodeFs.readFile(NodePath.join(dir, "index", "2026-02.idx"), "utf8")
+        )
+        assert.include(indexText, "\"trace_id\":\"a\"")
+        // A line being written (no newline yet) is not indexed; once whole, it is.
+        const line = traceToJson(makeTrace("b", "s", "2026-02-02T00:00:00.000Z"))
+        yield* Effect.promise(() => NodeFs.appendFile(file, "not a trace\n" + line.slice(0, 50)))
+        assert.deepStrictEqual((yield* listTraces(dir)).traces.map((t) => t.trace_id), ["a"])
+        yield* Effect.promise(() => NodeFs.appendFile(file, line.slice(50) + "\n"))
+        const listed = yield* listTraces(dir)
+        assert.deepStrictEqual(listed.traces.map((t) => t.trace_id), ["a", "b"])
+        assert.strictEqual(listed.skipped, 1)
+        assert.strictEqual((yield* findTrace(dir, "b"))?.trace_id, "b")
+      }))
+
+    it.scoped("a file that shrank (its torn tail moved aside) is indexed again from its start", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const file = NodePath.join(dir, "2026-02.jsonl")
+        const first = traceToJson(makeTrace("a", "s", "2026-02-01T00:00:00.000Z")) + "\n"
+        yield* Effect.promise(() =>
+          NodeFs.writeFile(file, first + traceToJson(makeTrace("b", "s", "2026-02-02T00:00:00.000Z")) + "\n")
+        )
+        assert.strictEqual((yield* listTraces(dir)).traces.length, 2)
+        yield* Effect.promise(() => NodeFs.truncate(file, Buffer.byteLength(first)))
+        assert.deepStrictEqual((yield* listTraces(dir)).traces.map((t) => t.trace_id), ["a"])
+        assert.isUndefined(yield* findTrace(dir, "b"))
+      }))
+
+    it.scoped("a line changed under the index is reported as corrupt, naming the file", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const file = NodePath.join(dir, "2026-02.jsonl")
+        const line = traceToJson(makeTrace("a", "s", "2026-02-01T00:00:00.000Z"))
+        yield* Effect.promise(() => NodeFs.writeFile(file, line + "\n"))
+        yield* listTraces(dir)
+        yield* Effect.promise(() => NodeFs.writeFile(file, "x".repeat(Buffer.byteLength(line)) + "\n"))
+        const error = yield* Effect.flip(findTrace(dir, "a"))
+        assert.strictEqual(error.reason, "Corrupt")
+        assert.include(error.path, "2026-02.jsonl")
+      }))
+
+    it.scoped("an empty or missing folder lists nothing", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        assert.deepStrictEqual((yield* listTraces(NodePath.join(dir, "none"))).traces, [])
+        assert.isUndefined(yield* findTrace(dir, "x"))
+      }))
+  })
+})
