@@ -6,7 +6,14 @@ import { TerminalAnswering, TerminalApprovals } from "../channels/cli/TerminalAp
 import { TelegramLive } from "../channels/telegram/Live.js"
 import { HttpLive } from "../http/Server.js"
 import { AuditLogExisting } from "../layers/audit/AuditLogFile.js"
-import { BaseLayer, MainLayer, ReadOnlyBaseLayer, StateLayer, StateReadOnlyLayer } from "../layers/Main.js"
+import {
+  BaseLayer,
+  ExistingWorkspaceLayer,
+  MainLayer,
+  ReadOnlyBaseLayer,
+  StateLayer,
+  StateReadOnlyLayer
+} from "../layers/Main.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
@@ -92,7 +99,10 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       Backup: (options) => backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Digest: (options) =>
-        Effect.as(digestCommand(options).pipe(Effect.provide(MainLayer), Effect.provide(stderrLogs)), 0),
+        Effect.as(
+          digestCommand(options).pipe(Effect.provide(ExistingWorkspaceLayer), Effect.provide(stderrLogs)),
+          0
+        ),
       Serve: () =>
         Layer.launch(
           Layer.mergeAll(HttpWithTelegram, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(

@@ -42,5 +42,11 @@ export const StateLayer = makeStateLayer(LiveParts)
 /** The audit log and the budget as read-only commands see it: the budget store is neither created nor written. */
 export const StateReadOnlyLayer = makeStateLayer({ ...LiveParts, budget: BudgetReadOnly })
 
+/**
+ * The graph over an existing workspace, for commands that read it (the digest): a mistyped MYCLAW_HOME is an
+ * error, never a new workspace; what they write is only what they must audit (a paid polish of the digest).
+ */
+export const ExistingWorkspaceLayer = makeAppLayer({ ...LiveParts, base: ReadOnlyBaseLayer })
+
 /** The whole graph from configuration: composed once, at the edge. */
 export const MainLayer = makeAppLayer(LiveParts)

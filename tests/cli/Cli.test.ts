@@ -66,7 +66,7 @@ describe("myclaw chat", () => {
     Effect.gen(function*() {
       const parent = yield* workspaceWith([])
       const typo = NodePath.join(parent, "wrokspace")
-      for (const args of [["audit", "verify"], ["audit", "query"]]) {
+      for (const args of [["audit", "verify"], ["audit", "query"], ["digest", "--no-polish"], ["budget"]]) {
         const run = yield* myclaw(args, { MYCLAW_HOME: typo })
         assert.strictEqual(run.code, 1, `${args.join(" ")}: ${run.stdout}`)
         assert.include(run.stderr, typo)

@@ -84,35 +84,44 @@ export const makeAuditIndex = (options: { readonly auditDir: string; readonly db
         message: `audit index: ${error.message}${error.cause === undefined ? "" : `: ${messageOf(error.cause)}`}`,
         cause: error
       })
-    const open = Effect.gen(function*() {
-      const sql: SqlClient.SqlClient = yield* SqliteClient.make({ filename: options.dbFile }).pipe(
-        Effect.provide(Reactivity.layer)
-      )
-      yield* createSchema(sql).pipe(Effect.mapError(failed))
-      return sql
-    })
+    const open = (filename: string) =>
+      Effect.gen(function*() {
+        const sql: SqlClient.SqlClient = yield* SqliteClient.make({ filename }).pipe(
+          Effect.provide(Reactivity.layer)
+        )
+        yield* createSchema(sql).pipe(Effect.mapError(failed))
+        return sql
+      })
     // The index is only a cache of the files: one that SQLite cannot read (corrupt, not a database) is
     // removed and built again from the files.
     const scope = yield* Effect.scope
-    const attempt = Effect.gen(function*() {
-      const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-      return yield* Scope.extend(open, child).pipe(
-        // better-sqlite3 throws on a file that is not a database: a failure to handle, not a crash.
-        Effect.catchAllDefect((defect) => Effect.fail(failed({ message: messageOf(defect) }))),
-        Effect.onError(() => Scope.close(child, Exit.void))
-      )
-    })
-    const sql = yield* attempt.pipe(
+    const attempt = (filename: string) =>
+      Effect.gen(function*() {
+        const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        return yield* Scope.extend(open(filename), child).pipe(
+          // better-sqlite3 throws on a file that is not a database: a failure to handle, not a crash.
+          Effect.catchAllDefect((defect) => Effect.fail(failed({ message: messageOf(defect) }))),
+          Effect.onError(() => Scope.close(child, Exit.void))
+        )
+      })
+    const sql = yield* attempt(options.dbFile).pipe(
       Effect.catchAll((error) =>
         Effect.gen(function*() {
           yield* Effect.logWarning(`${options.dbFile} is unreadable (${error.message}): rebuilding it from the files`)
-          yield* Effect.promise(() =>
+          yield* Effect.tryPromise(() =>
             Promise.all(
               ["", "-wal", "-shm", "-journal"].map((suffix) => NodeFs.rm(options.dbFile + suffix, { force: true }))
             )
-          )
-          return yield* attempt
+          ).pipe(Effect.mapError((cause) => failed({ message: "cannot remove it", cause: cause.error })))
+          return yield* attempt(options.dbFile)
         })
+      ),
+      // A folder that cannot be written (a read-only copy): the index lives in memory for this command.
+      Effect.catchAll((error) =>
+        Effect.zipRight(
+          Effect.logInfo(`the audit index cannot be kept in ${options.dbFile} (${error.message}): indexing in memory`),
+          attempt(":memory:")
+        )
       )
     )
     // The index holds the records themselves: as private as the audit files.

@@ -1,5 +1,6 @@
 import { type Error as PlatformError, FileSystem } from "@effect/platform"
 import { Config, Effect, Either, Layer } from "effect"
+import * as NodeFsPromises from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, PathEscapeError, WorkspaceError } from "../../domain/Errors.js"
 import { isInside, relativeInside } from "../../domain/Paths.js"
@@ -36,6 +37,25 @@ export const makeWorkspace = (home: string, options: { readonly create: boolean 
       yield* fs.makeDirectory(NodePath.join(home, ".audit"), { recursive: true }).pipe(Effect.mapError(fail(home)))
     }
     const root = yield* fs.realPath(home).pipe(Effect.mapError(fail(home)))
+    if (options.create) {
+      // Commands that write (chat, serve) stop here, naming the cause, rather than deep in a database open.
+      const writable = yield* Effect.either(
+        Effect.tryPromise(() => NodeFsPromises.access(root, NodeFsPromises.constants.W_OK))
+      )
+      if (writable._tag === "Left") {
+        const code = (writable.left.error as NodeJS.ErrnoException).code ?? "unknown"
+        return yield* new WorkspaceError({
+          path: root,
+          reason: "NotWritable",
+          message:
+            `the workspace cannot be written (${code}${
+              code === "EROFS" ? ": a read-only file system" : ""
+            }): chat and serve record every turn there; the read-only commands (audit verify, audit query, ` +
+            "budget, trace) still work",
+          cause: writable.left.error
+        })
+      }
+    }
     for (const [name, content] of options.create ? defaultWorkspaceFiles : []) {
       const file = NodePath.join(root, name)
       if (!(yield* fs.exists(file).pipe(Effect.mapError(fail(file))))) {
