@@ -121,6 +121,6 @@ describe("crash recovery", () => {
         assert.isAbove(unanswered, 0)
         assert.isAbove(turns.reduce((sum, turn) => sum + turn.costUsd, 0), 0)
       }),
-    Math.max(120_000, CYCLES * 6_000)
+    Math.max(120_000, CYCLES * 12_000)
   )
 })
