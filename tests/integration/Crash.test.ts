@@ -4,10 +4,10 @@ import { myclaw, workspaceWith } from "../support/Cli.js"
 import { type Answer, auditTraceCounts, budgetTotals, postTurn, readTraceFiles, serve } from "../support/Serve.js"
 
 /**
- * Kill-and-restart cycles: 30 by default (about 5 s a cycle on a loaded 2-core machine, 1-2 s on a quiet one);
+ * Kill-and-restart cycles: 20 by default (2.5-6.5 s a cycle on a loaded 2-core machine, less on a quiet one);
  * MYCLAW_CRASH_CYCLES asks for more (CI runs 50, `npm run crash-test` 300 unless it is set).
  */
-const CYCLES = Number(process.env.MYCLAW_CRASH_CYCLES ?? "30")
+const CYCLES = Number(process.env.MYCLAW_CRASH_CYCLES ?? "20")
 /** Turns kept in flight at once. */
 const CONCURRENCY = 6
 /** Each message is near the 100,000-character limit, so each trace (request recorded too) is ~200 KB. */
