@@ -6,6 +6,30 @@ import { Metrics } from "../services/Metrics.js"
 import { TraceSink } from "../services/TraceSink.js"
 import { TraceStore } from "../services/TraceStore.js"
 
+/** How many of the newest traces are checked against the audit log at start. */
+const CHECKED_AT_START = 100
+
+/**
+ * The newest traces of the store whose summary is not in the audit log (a process died between the two
+ * writes, or another process is between them now) are named in a warning at start.
+ */
+const flagUnaudited = (store: TraceStore["Type"], audit: AuditLog["Type"]) =>
+  Effect.gen(function*() {
+    const listed = yield* store.list({ limit: CHECKED_AT_START })
+    if (listed.length === 0) return
+    const since = Math.min(...listed.map((listing) => Date.parse(listing.started_at)))
+    const records = yield* audit.query({ kind: "trace", since, limit: 1_000_000 })
+    const audited = new Set(records.map((record) => record.kind === "trace" ? record.trace_id : ""))
+    const missing = listed.filter((listing) => !audited.has(listing.trace_id)).map((listing) => listing.trace_id)
+    if (missing.length === 0) return
+    yield* Effect.logWarning(
+      `${missing.length} traces are in the trace store but have no record in the audit log (a turn cut short ` +
+        `between the two writes): ${missing.join(", ")}`
+    )
+  }).pipe(
+    Effect.catchAll((error) => Effect.logWarning(`cannot compare the traces with the audit log: ${error.message}`))
+  )
+
 /** The closed trace is persisted, then its summary appended to the audit log, then counted. */
 export const TraceSinkLive = Layer.effect(
   TraceSink,
@@ -13,6 +37,7 @@ export const TraceSinkLive = Layer.effect(
     const store = yield* TraceStore
     const audit = yield* AuditLog
     const metrics = yield* Metrics
+    yield* flagUnaudited(store, audit)
     const close = (trace: ExecutionTrace) =>
       store.persist(trace).pipe(
         Effect.zipRight(

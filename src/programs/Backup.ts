@@ -14,6 +14,8 @@ import { isInside } from "../domain/Paths.js"
  */
 const BACKUP_NAME = /^workspace-(\d{8})-(\d{4})\.tar\.gz$/
 const LEFT_OUT = [".audit/index.sqlite", ".audit/index.sqlite-wal", ".audit/index.sqlite-shm", ".audit/writer.lock"]
+/** Names left out wherever they are: the temporary file of an atomic write whose process died before the rename. */
+const LEFT_OUT_NAMES = ["*.tmp"]
 
 /** The note every backup carries about what it leaves out and how to restore. */
 export const BACKUP_NOTE = "BACKUP-README.txt"
@@ -117,6 +119,9 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
         temporary,
         "--no-wildcards",
         ...LEFT_OUT.map((path) => `--exclude=${base}/${path}`),
+        "--wildcards",
+        ...LEFT_OUT_NAMES.map((pattern) => `--exclude=${pattern}`),
+        "--no-wildcards",
         "-C",
         NodePath.dirname(workspace),
         base,

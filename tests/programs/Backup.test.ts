@@ -111,6 +111,26 @@ layer(NodeContext.layer)("backup", (it) => {
       assert.deepStrictEqual(breaks(yield* restoredLog.verifyIntegrity({ seed })), [])
     }).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
 
+  it.scoped("leaves out the temporary files an atomic write left behind when its process died", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-backup-" })
+      const workspace = NodePath.join(root, "home")
+      const dest = NodePath.join(root, "backups")
+      for (const dir of [".state", ".audit/traces"]) {
+        NodeFs.mkdirSync(NodePath.join(workspace, dir), { recursive: true })
+      }
+      NodeFs.writeFileSync(NodePath.join(workspace, "SOUL.md"), "# Soul\n")
+      NodeFs.writeFileSync(NodePath.join(workspace, ".state", "constitution.json"), "{}")
+      NodeFs.writeFileSync(NodePath.join(workspace, ".state", "constitution.json.4242.tmp"), "{")
+      NodeFs.writeFileSync(NodePath.join(workspace, ".audit", "traces", "recent.json.4242.tmp"), "{")
+      NodeFs.mkdirSync(dest)
+      const result = yield* backup({ workspace, dest, now: Date.parse("2026-04-22T03:30:00.000Z") })
+      const listed = execFileSync("tar", ["tzf", result.file], { encoding: "utf8" }).split("\n")
+      assert.include(listed, "home/.state/constitution.json")
+      assert.deepStrictEqual(listed.filter((name) => name.endsWith(".tmp")), [])
+    }).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
+
   it.scoped("refuses a destination inside the workspace", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

@@ -4,11 +4,48 @@ import * as NodeFsPromises from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, PathEscapeError, WorkspaceError } from "../../domain/Errors.js"
 import { isInside, relativeInside } from "../../domain/Paths.js"
+import { tempFileWriter } from "../../domain/TempFiles.js"
 import { Workspace } from "../../services/Workspace.js"
 import { defaultWorkspaceFiles } from "./WorkspaceDefaults.js"
 
 const escape = (path: string, root: string) =>
   new PathEscapeError({ path, message: `path "${path}" resolves outside the workspace ${root}` })
+
+/** Folders where myclaw writes state through a temporary file renamed into place. */
+const STATE_DIRS = [".state", ".audit", ".audit/traces"]
+
+const isLive = (pid: number): boolean => {
+  if (pid === process.pid) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Removes the temporary files of atomic writes whose writer is no longer running (a crash between the write
+ * and the rename); a file this process's pid wrote is a previous incarnation's (a container's PID 1).
+ */
+const removeDeadTempFiles = (root: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const removed: Array<string> = []
+    for (const dir of STATE_DIRS) {
+      const names = yield* fs.readDirectory(NodePath.join(root, dir)).pipe(Effect.orElseSucceed(() => []))
+      for (const name of names) {
+        const pid = tempFileWriter(name)
+        if (pid === undefined || isLive(pid)) continue
+        const file = NodePath.join(root, dir, name)
+        const gone = yield* fs.remove(file).pipe(Effect.either)
+        if (Either.isRight(gone)) removed.push(file)
+      }
+    }
+    if (removed.length > 0) {
+      yield* Effect.logWarning(`removed ${removed.length} temporary files left by a crash: ${removed.join(", ")}`)
+    }
+  })
 
 /**
  * Builds the Workspace service for a folder, creating it with the default files when it is new; with
@@ -63,6 +100,8 @@ export const makeWorkspace = (home: string, options: { readonly create: boolean 
         yield* Effect.logInfo(`created ${file}`)
       }
     }
+
+    if (options.create) yield* removeDeadTempFiles(root)
 
     const lexical = (path: string): string | undefined => relativeInside(root, NodePath.resolve(root, path))
     const inside = (real: string) => isInside(root, real)

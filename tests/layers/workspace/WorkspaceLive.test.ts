@@ -2,6 +2,7 @@ import { Error as PlatformError, FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Either, Logger, LogLevel } from "effect"
+import { spawnSync } from "node:child_process"
 import * as NodePath from "node:path"
 import { makeWorkspace } from "../../../src/layers/workspace/WorkspaceLive.js"
 
@@ -26,6 +27,27 @@ layer(NodeContext.layer)("WorkspaceLive", (it) => {
         assert.isAbove(text.length, 0, name)
       }
       assert.strictEqual((yield* fs.stat(NodePath.join(root, ".audit"))).type, "Directory")
+    }))
+
+  it.scoped("removes at start the temporary files of atomic writes whose process died, not a live one's", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const home = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-ws-" })
+      const dead = spawnSync("node", ["-e", ""]).pid!
+      const live = process.ppid
+      for (const dir of [".state", ".audit/traces"]) {
+        yield* fs.makeDirectory(NodePath.join(home, dir), { recursive: true })
+      }
+      const leftovers = [
+        ".state/constitution.json." + dead + ".tmp",
+        ".audit/traces/recent.json." + dead + ".tmp",
+        ".audit/traces/2026-04.idx." + dead + ".tmp"
+      ]
+      const kept = [".state/budget.json." + live + ".tmp", ".state/notes.tmp", "draft.tmp"]
+      for (const name of [...leftovers, ...kept]) yield* fs.writeFileString(NodePath.join(home, name), "{")
+      yield* makeWorkspace(home).pipe(Logger.withMinimumLogLevel(LogLevel.Error))
+      for (const name of leftovers) assert.isFalse(yield* fs.exists(NodePath.join(home, name)), name)
+      for (const name of kept) assert.isTrue(yield* fs.exists(NodePath.join(home, name)), name)
     }))
 
   it.scoped("never overwrites an existing SOUL.md, and creates the rest", () =>

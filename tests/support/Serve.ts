@@ -1,0 +1,150 @@
+import { SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Effect, Schema } from "effect"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { ExecutionTrace } from "../../src/domain/ExecutionTrace.js"
+import { main } from "./Cli.js"
+
+export const TOKEN = "serve-support-token-4f27"
+
+export interface Service {
+  readonly child: ChildProcessWithoutNullStreams
+  readonly address: string
+  /** Resolves once the process has exited (killed or not). */
+  readonly exited: Promise<void>
+}
+
+/**
+ * `myclaw serve` on a free port, its address once it listens; SIGKILLed if still there when the scope closes.
+ * Its stderr is kept so that a failed start says why.
+ */
+export const serve = (home: string, env: Record<string, string> = {}) =>
+  Effect.gen(function*() {
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn("node", [main, "serve"], {
+          env: {
+            ...process.env,
+            MYCLAW_HOME: home,
+            MYCLAW_KEY_DIR: NodePath.join(home, ".keys"),
+            MYCLAW_HTTP_PORT: "0",
+            MYCLAW_ADMIN_TOKEN: TOKEN,
+            ...env
+          },
+          stdio: ["pipe", "pipe", "pipe"]
+        })
+      ),
+      (child) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
+    )
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve()
+      else child.once("exit", () => resolve())
+    })
+    const address = yield* Effect.async<string, Error>((resume) => {
+      let seen = ""
+      let errors = ""
+      child.stderr.on("data", (chunk: Buffer) => {
+        errors += chunk.toString()
+      })
+      child.stdout.on("data", (chunk: Buffer) => {
+        seen += chunk.toString()
+        const match = /Listening on (http:\/\/[\d.]+:\d+)/.exec(seen)
+        if (match) resume(Effect.succeed(match[1]!))
+      })
+      child.once("exit", (code, signal) =>
+        resume(Effect.fail(new Error(`myclaw serve exited (${code ?? signal}) before listening:\n${seen}${errors}`))))
+    })
+    return { child, address, exited } satisfies Service
+  })
+
+export interface Answer {
+  /** The HTTP status, or 0 when no whole answer came (the connection was cut). */
+  readonly status: number
+  readonly body: string
+}
+
+/** POST /v1/turns; a connection cut before the whole answer arrived gives status 0. */
+export const postTurn = (address: string, message: string): Promise<Answer> =>
+  fetch(`${address}/v1/turns`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ message })
+  }).then(
+    async (response) => ({ status: response.status, body: await response.text() }),
+    () => ({ status: 0, body: "" })
+  ).catch(() => ({ status: 0, body: "" }))
+
+const decodeTrace = Schema.decodeUnknownSync(ExecutionTrace)
+
+export interface TraceFiles {
+  /** How many times each trace id occurs in the monthly files; every line decoded as a whole trace. */
+  readonly counts: ReadonlyMap<string, number>
+  /** The text of the quarantined torn tails, and of a last line still without its newline (not yet repaired). */
+  readonly torn: string
+}
+
+/**
+ * Reads every monthly trace file; a line that does not decode as a trace throws, naming the file and line. A
+ * last line without its newline is a write cut short, repaired by the next writer: it is counted as torn.
+ */
+export const readTraceFiles = (home: string): TraceFiles => {
+  const dir = NodePath.join(home, ".audit", "traces")
+  const counts = new Map<string, number>()
+  let torn = ""
+  if (!NodeFs.existsSync(dir)) return { counts, torn }
+  for (const name of NodeFs.readdirSync(dir).sort()) {
+    const file = NodePath.join(dir, name)
+    if (name.endsWith(".jsonl.torn")) {
+      torn += NodeFs.readFileSync(file, "utf8")
+      continue
+    }
+    if (!name.endsWith(".jsonl")) continue
+    const text = NodeFs.readFileSync(file, "utf8")
+    const cut = text.lastIndexOf("\n") + 1
+    torn += text.slice(cut)
+    text.slice(0, cut).split("\n").forEach((line, i) => {
+      if (line === "") return
+      let trace: ExecutionTrace
+      try {
+        trace = decodeTrace(JSON.parse(line))
+      } catch (error) {
+        throw new Error(`${file}:${i + 1}: not a whole trace (${String(error).slice(0, 200)})`)
+      }
+      counts.set(trace.trace_id, (counts.get(trace.trace_id) ?? 0) + 1)
+    })
+  }
+  return { counts, torn }
+}
+
+/** How many times each trace id has a `trace` record in the audit log's monthly files. */
+export const auditTraceCounts = (home: string): ReadonlyMap<string, number> => {
+  const dir = NodePath.join(home, ".audit")
+  const counts = new Map<string, number>()
+  for (const name of NodeFs.readdirSync(dir).filter((n) => /^\d{4}-\d{2}\.jsonl$/.test(n))) {
+    for (const line of NodeFs.readFileSync(NodePath.join(dir, name), "utf8").split("\n")) {
+      if (line === "") continue
+      const record = JSON.parse(line) as { readonly kind?: unknown; readonly trace_id?: unknown }
+      if (record.kind === "trace" && typeof record.trace_id === "string") {
+        counts.set(record.trace_id, (counts.get(record.trace_id) ?? 0) + 1)
+      }
+    }
+  }
+  return counts
+}
+
+/** What the budget store holds: the spend of every day and the reservations still open, in EUR. */
+export const budgetTotals = (home: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const spent = yield* sql<{ total: number | null }>`SELECT SUM(spent_eur) AS total FROM budget_days`
+    const reserved = yield* sql<{ total: number | null }>`SELECT SUM(eur) AS total FROM budget_reservations`
+    return { spentEur: spent[0]?.total ?? 0, reservedEur: reserved[0]?.total ?? 0 }
+  }).pipe(
+    Effect.provide(
+      SqliteClient.layer({ filename: NodePath.join(home, ".state", "budget.sqlite"), disableWAL: true })
+    ),
+    Effect.scoped,
+    Effect.orDie
+  )
