@@ -9,7 +9,7 @@ import { loadHeads, newHead, type Repair } from "./Heads.js"
 import { epochOf, type KeyStore } from "./Keys.js"
 import { compressMonth } from "./Rotation.js"
 import { chainOfFile, MONTHLY_CHAIN } from "./Seal.js"
-import { acquireWriterLock, handoffRequested } from "./WriterLock.js"
+import { acquireWriterLock, awaitTaker, handoffRequested } from "./WriterLock.js"
 
 /**
  * The single writer: every append goes through one queue and one fiber, so lines never interleave and each
@@ -231,7 +231,10 @@ export const makeWriter = (options: WriterOptions) =>
           }
           // Another process is waiting to write: hand the folder over after this batch.
           const current = yield* Ref.get(session)
-          if (Option.isSome(current) && handoffRequested(auditDir)) yield* close(current.value)
+          if (Option.isSome(current) && handoffRequested(auditDir)) {
+            yield* close(current.value)
+            yield* awaitTaker(auditDir)
+          }
         }
         for (const job of jobs) {
           if (job._tag === "Tick") yield* tick(job.what)

@@ -23,6 +23,19 @@ export const LOCK_FILE = "writer.lock"
  */
 export const WAIT_FILE = "writer.wait"
 
+/**
+ * After handing the folder over, gives the waiting process the time to take it (up to `ms`, polled on the
+ * real clock): without it, the holder's next batch would take the lock back before the waiter's next attempt,
+ * and a busy writer would starve it anyway.
+ */
+export const awaitTaker = (auditDir: string, ms = 250) =>
+  Effect.promise(async () => {
+    const lock = NodePath.join(auditDir, LOCK_FILE)
+    for (let waited = 0; waited < ms && !existsSync(lock); waited += 5) {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  })
+
 /** Whether another process asked for the lock; the request is consumed. */
 export const handoffRequested = (auditDir: string): boolean => {
   const path = NodePath.join(auditDir, WAIT_FILE)
