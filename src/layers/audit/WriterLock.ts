@@ -123,22 +123,28 @@ const isLive = async (holder: Holder | undefined): Promise<boolean> => {
 
 const take = async (path: string, token: string): Promise<Holder | undefined> => {
   const me: Holder = { pid: process.pid, start: await processStart(process.pid), boot: await bootId(), token }
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const handle = await NodeFs.open(path, "wx", 0o600)
-      await handle.writeFile(JSON.stringify(me) + "\n")
-      await handle.close()
-      heldHere.add(token)
-      return undefined
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+  // The lock appears whole or not at all (written aside, then linked into place): a lock seen empty between
+  // its creation and its first write was once judged a crash's leftover and taken, giving two writers.
+  const aside = `${path}.${process.pid}.${token.slice(0, 8)}.tmp`
+  await NodeFs.writeFile(aside, JSON.stringify(me) + "\n", { mode: 0o600 })
+  try {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await NodeFs.link(aside, path)
+        heldHere.add(token)
+        return undefined
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+      }
+      const text = await readOr(path)
+      if (text === undefined) continue
+      const holder = parseHolder(text)
+      if (holder !== undefined && await isLive(holder)) return holder
+      // Removed only if unchanged since it was judged stale: a lock another process took meanwhile stays.
+      if (await readOr(path) === text) await NodeFs.rm(path, { force: true })
     }
-    const text = await readOr(path)
-    if (text === undefined) continue
-    const holder = parseHolder(text)
-    if (holder !== undefined && await isLive(holder)) return holder
-    // Removed only if unchanged since it was judged stale: a lock another process took meanwhile stays.
-    if (await readOr(path) === text) await NodeFs.rm(path, { force: true })
+  } finally {
+    await NodeFs.rm(aside, { force: true })
   }
   throw new Error("the lock keeps changing hands")
 }

@@ -37,8 +37,12 @@ export const makeGroupCommit = <J>(options: GroupCommitOptions<J>) =>
     // Finalizers run in reverse: the fiber is interrupted between batches first, then the last drain writes
     // what is still queued and closes the queue, then the owner's shutdown runs.
     yield* Effect.addFinalizer(() => Effect.zipRight(drain, options.shutdown ?? Effect.void))
+    // Taking and writing are one region: an interrupt may stop the wait for jobs, never drop jobs already taken
+    // (their callers would wait for ever).
     yield* Effect.forkScoped(Effect.forever(
-      Effect.flatMap(Queue.takeBetween(queue, 1, maxBatch), (jobs) => Effect.uninterruptible(options.step([...jobs])))
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(restore(Queue.takeBetween(queue, 1, maxBatch)), (jobs) => options.step([...jobs]))
+      )
     ))
 
     // Checked and offered in one synchronous stretch: a job is either taken by the last drain or refused.
