@@ -1,4 +1,4 @@
-// Copied verbatim from the shared peer benchmark (/work/shared/bench/lib/harness.mjs), so that myclaw is measured with the identical harness; only this line was added.
+// Copied verbatim from the shared peer benchmark (../shared/bench/lib/harness.mjs), so that myclaw is measured with the identical harness; only this line was added.
 // Shared workload + measurement harness for the peer benchmarks.
 //
 // Every peer script builds its framework's agent around ONE fake model whose
