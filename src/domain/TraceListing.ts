@@ -1,5 +1,6 @@
-import { Schema } from "effect"
-import { Outcome } from "./ExecutionTrace.js"
+import { DateTime, Schema } from "effect"
+import { type ExecutionTrace, Outcome } from "./ExecutionTrace.js"
+import { truncateEnd } from "./Text.js"
 
 /** One trace as a list shows it, and where its line is: what the trace index keeps per trace. */
 export const TraceListing = Schema.Struct({
@@ -31,3 +32,19 @@ export interface TraceFilter {
 export const matchesFilter = (listing: TraceListing, filter: TraceFilter): boolean =>
   (filter.sessionId === undefined || listing.session_id === filter.sessionId) &&
   (filter.since === undefined || Date.parse(listing.started_at) >= filter.since)
+
+/** The listing of a trace whose line is `length` bytes at `offset` of `file`. */
+export const listingOf = (trace: ExecutionTrace, file: string, offset: number, length: number): TraceListing => ({
+  trace_id: trace.trace_id,
+  session_id: trace.session_id,
+  channel: trace.channel,
+  started_at: DateTime.formatIso(trace.started_at),
+  outcome: trace.outcome,
+  user_message: truncateEnd(trace.user_message, 80),
+  cost_usd: trace.cost_usd,
+  wall_time_ms: trace.wall_time_ms,
+  steps: trace.steps.length,
+  file,
+  offset,
+  length
+})

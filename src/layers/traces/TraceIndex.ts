@@ -1,11 +1,10 @@
-import { DateTime, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import * as NodeReadline from "node:readline"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
-import { truncateEnd } from "../../domain/Text.js"
-import { matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
+import { listingOf, matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
 import { lastTurns } from "./Recent.js"
 
 /**
@@ -29,7 +28,7 @@ const encodeIndex = Schema.encodeSync(IndexFile)
 const ioError = (path: string, what: string) => (error: unknown) =>
   new TraceStoreError({ path, reason: "Io", message: `${what}: ${messageOf(error)}`, cause: error })
 
-const listingOf = (line: string, file: string, offset: number, length: number): TraceListing | undefined => {
+const listingOfLine = (line: string, file: string, offset: number, length: number): TraceListing | undefined => {
   let json: unknown
   try {
     json = JSON.parse(line)
@@ -38,21 +37,7 @@ const listingOf = (line: string, file: string, offset: number, length: number): 
   }
   const decoded = Effect.runSync(Effect.either(decodeTrace(json)))
   if (decoded._tag === "Left") return undefined
-  const trace = decoded.right
-  return {
-    trace_id: trace.trace_id,
-    session_id: trace.session_id,
-    channel: trace.channel,
-    started_at: DateTime.formatIso(trace.started_at),
-    outcome: trace.outcome,
-    user_message: truncateEnd(trace.user_message, 80),
-    cost_usd: trace.cost_usd,
-    wall_time_ms: trace.wall_time_ms,
-    steps: trace.steps.length,
-    file,
-    offset,
-    length
-  }
+  return listingOf(decoded.right, file, offset, length)
 }
 
 /** The complete lines of `path` from byte `start`, streamed: their listings and the byte offset after the last. */
@@ -70,7 +55,7 @@ const scanFrom = (path: string, name: string, start: number) =>
         // A last line without its newline is still being written: it is indexed next time.
         if (offset + length > size) break
         if (line !== "") {
-          const listing = listingOf(line, name, offset, length - 1)
+          const listing = listingOfLine(line, name, offset, length - 1)
           if (listing === undefined) skipped++
           else listings.push(listing)
         }

@@ -1,8 +1,7 @@
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { TraceStoreError } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
-import { truncateEnd } from "../../domain/Text.js"
-import { matchesFilter, type TraceListing } from "../../domain/TraceListing.js"
+import { listingOf, matchesFilter } from "../../domain/TraceListing.js"
 import { pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 import { lastTurns } from "./Recent.js"
 
@@ -29,25 +28,12 @@ export const TraceStoreMemory = Layer.scopedContext(
       get: (traceId) => Effect.sync(() => Option.fromNullable(traces.find((trace) => trace.trace_id === traceId))),
       list: (filter) =>
         Effect.sync(() => {
-          const listed = traces.map(listingOf).filter((listing) => matchesFilter(listing, filter))
+          const listed = traces.map((trace, index) => listingOf(trace, "<memory>", index, 0)).filter((listing) =>
+            matchesFilter(listing, filter)
+          )
           return filter.limit === undefined ? listed : lastTurns(listed, filter.limit)
         })
     })
     return Context.make(TraceStore, store).pipe(Context.add(RecordedTraces, { all: Effect.sync(() => traces.slice()) }))
   })
 )
-
-const listingOf = (trace: ExecutionTrace, index: number): TraceListing => ({
-  trace_id: trace.trace_id,
-  session_id: trace.session_id,
-  channel: trace.channel,
-  started_at: DateTime.formatIso(trace.started_at),
-  outcome: trace.outcome,
-  user_message: truncateEnd(trace.user_message, 80),
-  cost_usd: trace.cost_usd,
-  wall_time_ms: trace.wall_time_ms,
-  steps: trace.steps.length,
-  file: "<memory>",
-  offset: index,
-  length: 0
-})
