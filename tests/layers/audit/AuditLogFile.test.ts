@@ -232,17 +232,23 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       assert.deepStrictEqual(breaks(yield* reopened.log.verifyIntegrity()), [])
     }).pipe(quiet))
 
+  /** A log of 30 traces queried once (so its index exists), closed, and its index files removed. */
+  const logWithoutIndex = Effect.gen(function*() {
+    yield* startAt()
+    const dirs = yield* makeDirs
+    const first = yield* openLog(dirs)
+    yield* appendTraces(first.log, 30)
+    const before = yield* first.log.query({ limit: 100 })
+    yield* first.close
+    for (const name of NodeFs.readdirSync(dirs.auditDir).filter((n) => n.startsWith("index.sqlite"))) {
+      NodeFs.rmSync(NodePath.join(dirs.auditDir, name))
+    }
+    return { before, dirs }
+  })
+
   it.scoped("the index is only a cache: deleted, it is rebuilt from the files with the same answers", () =>
     Effect.gen(function*() {
-      yield* startAt()
-      const dirs = yield* makeDirs
-      const first = yield* openLog(dirs)
-      yield* appendTraces(first.log, 30)
-      const before = yield* first.log.query({ limit: 100 })
-      yield* first.close
-      for (const name of NodeFs.readdirSync(dirs.auditDir).filter((n) => n.startsWith("index.sqlite"))) {
-        NodeFs.rmSync(NodePath.join(dirs.auditDir, name))
-      }
+      const { before, dirs } = yield* logWithoutIndex
       const second = yield* openLog(dirs)
       assert.deepStrictEqual(yield* second.log.query({ limit: 100 }), before)
       yield* appendTraces(second.log, 1, 30)
@@ -251,15 +257,7 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
 
   it.scoped("a corrupt index (not a database) is rebuilt from the files with the same answers", () =>
     Effect.gen(function*() {
-      yield* startAt()
-      const dirs = yield* makeDirs
-      const first = yield* openLog(dirs)
-      yield* appendTraces(first.log, 30)
-      const before = yield* first.log.query({ limit: 100 })
-      yield* first.close
-      for (const name of NodeFs.readdirSync(dirs.auditDir).filter((n) => n.startsWith("index.sqlite"))) {
-        NodeFs.rmSync(NodePath.join(dirs.auditDir, name))
-      }
+      const { before, dirs } = yield* logWithoutIndex
       NodeFs.writeFileSync(
         NodePath.join(dirs.auditDir, "index.sqlite"),
         "this is not a SQLite database, at all. ".repeat(200)
