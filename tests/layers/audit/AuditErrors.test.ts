@@ -1,12 +1,12 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Fiber, Logger, LogLevel, Option, TestClock } from "effect"
+import { Effect, Logger, LogLevel } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { makeAuditLogFile } from "../../../src/layers/audit/AuditLogFile.js"
 import { makeAuditLogMemory } from "../../../src/layers/audit/AuditLogMemory.js"
 import { LOCK_FILE } from "../../../src/layers/audit/WriterLock.js"
-import { makeDirs, nowIso, openLog, startAt, trace } from "./support.js"
+import { joinSteppingClock, makeDirs, nowIso, openLog, startAt, trace } from "./support.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
 
@@ -52,12 +52,7 @@ layer(NodeContext.layer)("AuditError reasons", (it) => {
       const { log } = yield* openLog(dirs)
       NodeFs.writeFileSync(NodePath.join(dirs.auditDir, LOCK_FILE), `${process.ppid}\n`)
       const fiber = yield* Effect.fork(Effect.flip(log.append(trace(yield* nowIso, 1))))
-      // Each retry reads the lock file for real: the event loop turns between clock steps.
-      for (let i = 0; i < 20_000 && Option.isNone(yield* Fiber.poll(fiber)); i++) {
-        yield* TestClock.adjust("25 millis")
-        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
-      }
-      const error = yield* Fiber.join(fiber)
+      const error = yield* joinSteppingClock(fiber)
       assert.strictEqual(error.reason, "Locked")
       assert.include(error.message, `process ${process.ppid}`)
     }).pipe(quiet))

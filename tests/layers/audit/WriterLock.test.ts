@@ -1,11 +1,11 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Fiber, Logger, LogLevel, Option, TestClock } from "effect"
+import { Effect, Logger, LogLevel } from "effect"
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { bootId, LOCK_FILE, processStart } from "../../../src/layers/audit/WriterLock.js"
-import { makeDirs, nowIso, openLog, startAt, trace } from "./support.js"
+import { joinSteppingClock, makeDirs, nowIso, openLog, startAt, trace } from "./support.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
 
@@ -76,11 +76,7 @@ layer(NodeContext.layer)("writer lock", (it) => {
       })
       const { log } = yield* openLog(dirs)
       const fiber = yield* Effect.fork(Effect.flip(log.append(trace(yield* nowIso, 1))))
-      for (let i = 0; i < 20_000 && Option.isNone(yield* Fiber.poll(fiber)); i++) {
-        yield* TestClock.adjust("25 millis")
-        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
-      }
-      const error = yield* Fiber.join(fiber)
+      const error = yield* joinSteppingClock(fiber)
       assert.strictEqual(error.reason, "Locked")
       assert.include(error.message, `process ${pid}`)
     }).pipe(quiet))

@@ -1,5 +1,5 @@
 import { FileSystem } from "@effect/platform"
-import { Clock, Effect, Exit, Scope, TestClock } from "effect"
+import { Clock, Effect, Exit, Fiber, Option, Scope, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { AuditRecord } from "../../../src/domain/AuditRecord.js"
@@ -114,3 +114,16 @@ export const settle = (log: { readonly verifyIntegrity: () => Effect.Effect<unkn
   Effect.asVoid(log.verifyIntegrity())
 
 export const monthFile = (dirs: Dirs, month = "2026-04") => NodePath.join(dirs.auditDir, `${month}.jsonl`)
+
+/**
+ * Joins a fiber that retries on the test clock against real files (a lock another process holds): the clock
+ * steps 25 ms at a time and the event loop turns between steps, so each retry reads the file for real.
+ */
+export const joinSteppingClock = <A, E>(fiber: Fiber.Fiber<A, E>) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 20_000 && Option.isNone(yield* Fiber.poll(fiber)); i++) {
+      yield* TestClock.adjust("25 millis")
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+    }
+    return yield* Fiber.join(fiber)
+  })
