@@ -7,6 +7,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { type PastTurn, pastTurnOf, TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
+import { restoreAside, storeAside } from "./Blobs.js"
 import { loadRecentTurns, saveSnapshot } from "./RecentTurns.js"
 import { findTrace, listTraces } from "./TraceIndex.js"
 
@@ -185,11 +186,13 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     const persist = (trace: ExecutionTrace) =>
       Effect.gen(function*() {
         const file = NodePath.join(dir, `${DateTime.formatIso(trace.started_at).slice(0, 7)}.jsonl`)
+        // Large results go aside first: the line that names them is written only once they are stored.
+        const stored = yield* storeAside(dir, trace, fsync === "always")
         yield* commit.request<void, TraceStoreError>(
           (done) => ({
             _tag: "Write",
             file,
-            line: traceToJson(trace) + "\n",
+            line: traceToJson(stored) + "\n",
             sessionId: trace.session_id,
             turn: pastTurnOf(trace),
             done
@@ -288,7 +291,7 @@ export const readTraces = (dir: string) =>
             message: "this line is not a valid trace"
           })
         }
-        traces.push(trace)
+        traces.push(yield* restoreAside(dir, trace))
       }
     }
     return traces
