@@ -28,7 +28,10 @@ const defaultKeyFile = Config.all({
   home: Config.option(Config.string("HOME"))
 }).pipe(
   Config.map(({ home, xdg }) =>
-    Option.orElse(xdg, () => Option.map(home, (dir) => NodePath.join(dir, ".config"))).pipe(
+    Option.orElse(
+      Option.filter(xdg, (dir) => NodePath.isAbsolute(dir)),
+      () => Option.map(Option.filter(home, (dir) => NodePath.isAbsolute(dir)), (dir) => NodePath.join(dir, ".config"))
+    ).pipe(
       Option.map((dir) => NodePath.join(dir, "myclaw", "secret.key"))
     )
   )
