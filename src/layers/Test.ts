@@ -70,8 +70,8 @@ export interface TestOptions {
    * answering channels the test registers, or denied when there is none).
    */
   readonly scriptedOwner?: boolean
-  /** Another audit log (e.g. one whose appends fail). */
-  readonly audit?: Layer.Layer<AuditLog>
+  /** Another audit log (e.g. one whose appends fail, or the file log of the temp workspace). */
+  readonly audit?: Layer.Layer<AuditLog, unknown, Foundation>
   /** Another Approvals layer (it may use the policy, the audit log and the router of the graph). */
   readonly approvals?: Layer.Layer<Approvals, unknown, Policy | AuditLog | MyclawConfig | Workspace | IdGenerator>
   /** Another id generator (e.g. IdGeneratorSequential, for reproducible prompts and traces). */
