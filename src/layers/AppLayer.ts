@@ -17,6 +17,7 @@ import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
 import { MetricsLive } from "./MetricsLive.js"
 import { PolicyLive } from "./PolicyLive.js"
 import { PromptBuilderLive } from "./PromptBuilderLive.js"
+import { RedactedLogs } from "./secrets/RedactedLogs.js"
 import { SecretsLive } from "./secrets/SecretsLive.js"
 import { TraceSinkLive } from "./TraceSinkLive.js"
 
@@ -122,6 +123,7 @@ export const makeAppLayer = <
     Layer.provideMerge(Layer.merge(PromptBuilderLive, PolicyLive)),
     Layer.provideMerge(Layer.merge(parts.tools, parts.traceStore)),
     Layer.provideMerge(makeStateLayer(parts)),
+    Layer.provideMerge(RedactedLogs),
     Layer.provideMerge(parts.secrets ?? SecretsLive)
   )
   return AgentRuntimeLive.pipe(

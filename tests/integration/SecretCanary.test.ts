@@ -36,7 +36,10 @@ const leakyTool = Effect.map(Secrets, (secrets) =>
       Effect.flatMap(Effect.orDie(secrets.resolve("CANARY_TOKEN")), (token) => {
         const value = Redacted.value(token)
         if (mode === "echo") {
-          return Effect.succeed({ status: "success", content: `200 OK {"authorization":"Bearer ${value}"}` } as const)
+          return Effect.as(
+            Effect.logDebug(`calling the API with ${value}`).pipe(Effect.annotateLogs("token", value)),
+            { status: "success", content: `200 OK {"authorization":"Bearer ${value}"}` } as const
+          )
         }
         if (mode === "fail") {
           return Effect.fail(new ToolExecutionError({ tool: "call_api", message: `401: token ${value} rejected` }))
@@ -142,6 +145,10 @@ describe("secret canary", () => {
         prompts.forEach((prompt, i) => assertClean(`prompt ${i + 1} sent to the provider`, prompt))
 
         assert.isNotEmpty(logs.filter((line) => line.includes("[secret:CANARY_TOKEN]")), "the crash was logged")
+        assert.isNotEmpty(
+          logs.filter((line) => line.includes("calling the API with [secret:CANARY_TOKEN]")),
+          "what a tool logs itself is redacted too"
+        )
         logs.forEach((line) => assertClean("a log line", line))
 
         const files = filesUnder(workspace.root)
