@@ -163,6 +163,8 @@ const summaryOf = (record: SealedRecord): string => {
       return `${record.file}: ${record.truncated_bytes} bytes cut`
     case "llm_call":
       return `${record.purpose}: ${record.model} ${record.cost_usd.toFixed(4)} USD`
+    case "secret_changed":
+      return `${record.name} ${record.action}`
   }
 }
 

@@ -148,6 +148,15 @@ export const LlmCallRecord = Schema.Struct({
   cost_usd: Schema.Number
 })
 
+/** The owner stored, replaced or removed a secret; the value is never recorded. */
+export const SecretChangedRecord = Schema.Struct({
+  kind: Schema.Literal("secret_changed"),
+  at: At,
+  sender: Schema.String,
+  name: Schema.String,
+  action: Schema.Literal("created", "updated", "removed")
+})
+
 export const AuditRecord = Schema.Union(
   TraceRecord,
   ApprovalRecord,
@@ -158,7 +167,8 @@ export const AuditRecord = Schema.Union(
   InjectionSuspectedRecord,
   RecoveredRecord,
   LlmCallRecord,
-  AuditResumedRecord
+  AuditResumedRecord,
+  SecretChangedRecord
 )
 export type AuditRecord = typeof AuditRecord.Type
 export type AuditKind = AuditRecord["kind"]

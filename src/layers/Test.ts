@@ -14,8 +14,9 @@ import type { IdGenerator } from "../services/IdGenerator.js"
 import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
 import type { Policy } from "../services/Policy.js"
+import type { Secrets } from "../services/Secrets.js"
 import { Workspace } from "../services/Workspace.js"
-import { makeAppLayer } from "./AppLayer.js"
+import { type Foundation, makeAppLayer } from "./AppLayer.js"
 import { ApprovalAskerScripted, ownerAnswer } from "./approvals/ApprovalChannelScripted.js"
 import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
@@ -56,8 +57,10 @@ export interface TestOptions {
   readonly llm?: Layer.Layer<Llm, unknown, MyclawConfig | Budget | FileSystem.FileSystem | HttpClient.HttpClient>
   /** `file` keeps traces as production does, in the workspace, and reads them back from there. */
   readonly traceStore?: "memory" | "file"
-  /** Tools added to the built-in ones. */
-  readonly tools?: ReadonlyArray<Tool>
+  /** Tools added to the built-in ones; made by an effect when they resolve secrets at execution. */
+  readonly tools?: ReadonlyArray<Tool> | Effect.Effect<ReadonlyArray<Tool>, never, Secrets>
+  /** Another secrets layer (default: the encrypted store of the temp workspace, as production reads it). */
+  readonly secrets?: Layer.Layer<Secrets, never, Foundation>
   /** myclaw.json as a user writes it (defaults apply), decoded like the real file. */
   readonly config?: Partial<typeof AppConfig.Encoded>
   /** The owner's answer to each approval request, through the real broker and router (default: deny). */
@@ -67,8 +70,8 @@ export interface TestOptions {
    * answering channels the test registers, or denied when there is none).
    */
   readonly scriptedOwner?: boolean
-  /** Another audit log (e.g. one whose appends fail). */
-  readonly audit?: Layer.Layer<AuditLog>
+  /** Another audit log (e.g. one whose appends fail, or the file log of the temp workspace). */
+  readonly audit?: Layer.Layer<AuditLog, unknown, Foundation>
   /** Another Approvals layer (it may use the policy, the audit log and the router of the graph). */
   readonly approvals?: Layer.Layer<Approvals, unknown, Policy | AuditLog | MyclawConfig | Workspace | IdGenerator>
   /** Another id generator (e.g. IdGeneratorSequential, for reproducible prompts and traces). */
@@ -95,7 +98,10 @@ export const TestLayer = (options: TestOptions) => {
     audit: options.audit ?? AuditLogMemory,
     budget: BudgetLive,
     traceStore: options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
-    tools: ToolRegistryWith(options.tools ?? []),
+    tools: Effect.isEffect(options.tools)
+      ? Layer.unwrapEffect(Effect.map(options.tools, (tools) => ToolRegistryWith(tools)))
+      : ToolRegistryWith(options.tools ?? []),
+    secrets: options.secrets,
     llm: options.llm ?? LlmScripted(options.script ?? []),
     approvals: Layer.provideMerge(
       approvals,

@@ -5,6 +5,7 @@ import type { PreparedCall, Tool } from "../../domain/Tool.js"
 import type { ToolCall, ToolResult } from "../../domain/ToolCall.js"
 import { describeParseError, describeSchema, nearest, parametersJsonSchema } from "../../domain/ToolValidation.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
+import { Secrets } from "../../services/Secrets.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
 import { makeFsTools } from "./FsTools.js"
 import { nowTool } from "./NowTool.js"
@@ -15,6 +16,7 @@ const RETRY_HINT = "Retry with the correct fields, or choose another tool."
 export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
   Effect.gen(function*() {
     const { config } = yield* MyclawConfig
+    const secrets = yield* Secrets
     const toolMs = config.timeouts.toolMs
     const byName = new Map(tools.map((tool) => [tool.name, tool]))
     if (byName.size !== tools.length) return yield* Effect.dieMessage("two tools share a name")
@@ -68,6 +70,8 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
         : schemaError(call, describeParseError(prepared.left, call.args))
     }
 
+    // Every result and error passes the redaction before the turn sees it: a secret a tool resolved and echoed
+    // reaches neither the model nor the trace, the logs or the audit log.
     const execute = (prepared: PreparedCall, tool: Tool): Effect.Effect<ToolResult> =>
       prepared.execute.pipe(
         Effect.timeoutFail({
@@ -76,21 +80,20 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
         }),
         Effect.map((output): ToolResult =>
           output.source === undefined
-            ? { status: output.status, content: output.content }
-            : { status: output.status, content: output.content, source: output.source }
+            ? { status: output.status, content: secrets.redact(output.content) }
+            : { status: output.status, content: secrets.redact(output.content), source: secrets.redact(output.source) }
         ),
-        Effect.catchAll((error) => Effect.succeed<ToolResult>({ status: "failed", content: error.message })),
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.as(
-              Effect.logError(`tool ${tool.name} crashed`, cause),
-              {
-                status: "failed",
-                content: `the tool ${tool.name} crashed: ${Cause.squash(cause)}`
-              } satisfies ToolResult
-            )
-        )
+        Effect.catchAll((error) =>
+          Effect.succeed<ToolResult>({ status: "failed", content: secrets.redact(error.message) })
+        ),
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          const crash = secrets.redact(String(Cause.squash(cause)))
+          return Effect.as(
+            Effect.logError(`tool ${tool.name} crashed: ${secrets.redact(Cause.pretty(cause))}`),
+            { status: "failed", content: `the tool ${tool.name} crashed: ${crash}` } satisfies ToolResult
+          )
+        })
       )
 
     return ToolRegistry.of({ tools, catalog, find: (name) => byName.get(name), validate, execute })
