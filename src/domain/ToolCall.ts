@@ -32,7 +32,9 @@ export const ToolResult = Schema.Struct({
   status: ToolResultStatus,
   content: Schema.String,
   /** Where the content came from when it is external (untrusted), e.g. `file:notes/todo.md`. */
-  source: Schema.optional(Schema.String)
+  source: Schema.optional(Schema.String),
+  /** Why a `partial` result is incomplete. */
+  note: Schema.optional(Schema.String)
 })
 export type ToolResult = typeof ToolResult.Type
 

@@ -8,6 +8,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
 import { makeFsTools } from "./FsTools.js"
 import { nowTool } from "./NowTool.js"
+import { makeWebFetchTool } from "./WebFetchTool.js"
 
 const RETRY_HINT = "Retry with the correct fields, or choose another tool."
 
@@ -74,11 +75,12 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
           duration: Duration.millis(toolMs),
           onTimeout: () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
         }),
-        Effect.map((output): ToolResult =>
-          output.source === undefined
-            ? { status: output.status, content: output.content }
-            : { status: output.status, content: output.content, source: output.source }
-        ),
+        Effect.map((output): ToolResult => ({
+          status: output.status,
+          content: output.content,
+          ...(output.source === undefined ? {} : { source: output.source }),
+          ...(output.note === undefined ? {} : { note: output.note })
+        })),
         Effect.catchAll((error) => Effect.succeed<ToolResult>({ status: "failed", content: error.message })),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
@@ -99,8 +101,16 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
 /** A registry of the given tools: how an embedding program (or the benchmark) adds its own. */
 export const ToolRegistryFrom = (tools: ReadonlyArray<Tool>) => Layer.effect(ToolRegistry, makeToolRegistry(tools))
 
-/** The built-in tools: fs_read, fs_list, fs_write (confined to the workspace) and now. */
-export const builtinTools = Effect.map(makeFsTools, (fsTools): ReadonlyArray<Tool> => [...fsTools, nowTool])
+/**
+ * The built-in tools: fs_read, fs_list, fs_write (confined to the workspace) and now; web_fetch and shell_run
+ * when the configuration turns them on (`"tools": { "web": true, "shell": true }`).
+ */
+export const builtinTools = Effect.gen(function*() {
+  const { config } = yield* MyclawConfig
+  const fsTools = yield* makeFsTools
+  const web = config.tools.web ? [makeWebFetchTool(config.web)] : []
+  return [...fsTools, nowTool, ...web] satisfies ReadonlyArray<Tool>
+})
 
 /** The built-in tools plus `extra`. */
 export const ToolRegistryWith = (extra: ReadonlyArray<Tool>) =>
