@@ -8,6 +8,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
 import { makeFsTools } from "./FsTools.js"
 import { nowTool } from "./NowTool.js"
+import { makeShellRunTool } from "./ShellRunTool.js"
 import { makeWebFetchTool } from "./WebFetchTool.js"
 
 const RETRY_HINT = "Retry with the correct fields, or choose another tool."
@@ -109,7 +110,8 @@ export const builtinTools = Effect.gen(function*() {
   const { config } = yield* MyclawConfig
   const fsTools = yield* makeFsTools
   const web = config.tools.web ? [makeWebFetchTool(config.web)] : []
-  return [...fsTools, nowTool, ...web] satisfies ReadonlyArray<Tool>
+  const shell = config.tools.shell ? [yield* makeShellRunTool(config.shell)] : []
+  return [...fsTools, nowTool, ...web, ...shell] satisfies ReadonlyArray<Tool>
 })
 
 /** The built-in tools plus `extra`. */
