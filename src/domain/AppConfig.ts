@@ -136,7 +136,8 @@ const Web = Schema.Struct({
 })
 
 const Shell = Schema.Struct({
-  timeoutS: withDefault(PositiveInt, () => 60),
+  /** The default and longest timeout of a command; `timeouts.toolMs` bounds every tool call as well. */
+  timeoutS: withDefault(PositiveInt, () => 20),
   /** Output kept for the model and the trace (head and tail); the middle of longer output is cut. */
   maxOutputBytes: withDefault(PositiveInt, () => 64 * 1024)
 })
@@ -181,7 +182,7 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   telegram: withDefault(TelegramConfig, defaultTelegramConfig),
   tools: withDefault(ToolsEnabled, () => ({ web: false, shell: false })),
   web: withDefault(Web, () => ({ allowPrivate: [], timeoutMs: 15_000, maxBytes: 1024 * 1024 })),
-  shell: withDefault(Shell, () => ({ timeoutS: 60, maxOutputBytes: 64 * 1024 }))
+  shell: withDefault(Shell, () => ({ timeoutS: 20, maxOutputBytes: 64 * 1024 }))
 }) {}
 
 export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })
