@@ -9,6 +9,8 @@ export interface ToolOutput {
   readonly status: ToolResultStatus
   readonly content: string
   readonly source?: string | undefined
+  /** Why a `partial` result is incomplete (e.g. `cut at 4096 bytes`), told to the model with the result. */
+  readonly note?: string | undefined
 }
 
 /** A validated call, ready to run: the decoded arguments stay inside the closure, typed. */

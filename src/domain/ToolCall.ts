@@ -43,6 +43,8 @@ export const ToolResult = Schema.Struct({
   content: Schema.String,
   /** Where the content came from when it is external (untrusted), e.g. `file:notes/todo.md`. */
   source: Schema.optional(Schema.String),
+  /** Why a `partial` result is incomplete. */
+  note: Schema.optional(Schema.String),
   aside: Schema.optional(ContentAside)
 })
 export type ToolResult = typeof ToolResult.Type

@@ -9,6 +9,8 @@ import { Secrets } from "../../services/Secrets.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
 import { makeFsTools } from "./FsTools.js"
 import { nowTool } from "./NowTool.js"
+import { makeShellRunTool } from "./ShellRunTool.js"
+import { makeWebFetchTool } from "./WebFetchTool.js"
 
 const RETRY_HINT = "Retry with the correct fields, or choose another tool."
 
@@ -78,11 +80,12 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
           duration: Duration.millis(toolMs),
           onTimeout: () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
         }),
-        Effect.map((output): ToolResult =>
-          output.source === undefined
-            ? { status: output.status, content: secrets.redact(output.content) }
-            : { status: output.status, content: secrets.redact(output.content), source: secrets.redact(output.source) }
-        ),
+        Effect.map((output): ToolResult => ({
+          status: output.status,
+          content: secrets.redact(output.content),
+          ...(output.source === undefined ? {} : { source: secrets.redact(output.source) }),
+          ...(output.note === undefined ? {} : { note: secrets.redact(output.note) })
+        })),
         Effect.catchAll((error) =>
           Effect.succeed<ToolResult>({ status: "failed", content: secrets.redact(error.message) })
         ),
@@ -102,8 +105,17 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
 /** A registry of the given tools: how an embedding program (or the benchmark) adds its own. */
 export const ToolRegistryFrom = (tools: ReadonlyArray<Tool>) => Layer.effect(ToolRegistry, makeToolRegistry(tools))
 
-/** The built-in tools: fs_read, fs_list, fs_write (confined to the workspace) and now. */
-export const builtinTools = Effect.map(makeFsTools, (fsTools): ReadonlyArray<Tool> => [...fsTools, nowTool])
+/**
+ * The built-in tools: fs_read, fs_list, fs_write (confined to the workspace) and now; web_fetch and shell_run
+ * when the configuration turns them on (`"tools": { "web": true, "shell": true }`).
+ */
+export const builtinTools = Effect.gen(function*() {
+  const { config } = yield* MyclawConfig
+  const fsTools = yield* makeFsTools
+  const web = config.tools.web ? [makeWebFetchTool(config.web)] : []
+  const shell = config.tools.shell ? [yield* makeShellRunTool(config.shell)] : []
+  return [...fsTools, nowTool, ...web, ...shell] satisfies ReadonlyArray<Tool>
+})
 
 /** The built-in tools plus `extra`. */
 export const ToolRegistryWith = (extra: ReadonlyArray<Tool>) =>
