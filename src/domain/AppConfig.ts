@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { defaultMcpConfig, McpConfig } from "./McpConfig.js"
 import { defaultTelegramConfig, TelegramConfig } from "./TelegramConfig.js"
 import { PolicyVerdict } from "./ToolCall.js"
 
@@ -151,7 +152,9 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
     }),
     () => ({ fsync: "batch" as const, recordRequests: false })
   ),
-  telegram: withDefault(TelegramConfig, defaultTelegramConfig)
+  telegram: withDefault(TelegramConfig, defaultTelegramConfig),
+  /** Model Context Protocol servers whose tools join the catalog as `<server>__<tool>`. */
+  mcp: withDefault(McpConfig, defaultMcpConfig)
 }) {}
 
 export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })

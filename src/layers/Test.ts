@@ -24,7 +24,7 @@ import { BudgetLive } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmScripted } from "./llm/LlmScripted.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
-import { ToolRegistryWith } from "./tools/ToolRegistryLive.js"
+import { ToolRegistryConfigured } from "./tools/ToolRegistryConfigured.js"
 import { readTraces, TraceStoreFile } from "./traces/TraceStoreFile.js"
 import { RecordedTraces, TraceStoreMemory } from "./traces/TraceStoreMemory.js"
 import { makeWorkspace } from "./workspace/WorkspaceLive.js"
@@ -56,7 +56,7 @@ export interface TestOptions {
   readonly llm?: Layer.Layer<Llm, unknown, MyclawConfig | Budget | FileSystem.FileSystem | HttpClient.HttpClient>
   /** `file` keeps traces as production does, in the workspace, and reads them back from there. */
   readonly traceStore?: "memory" | "file"
-  /** Tools added to the built-in ones. */
+  /** Tools added to the built-in ones (and to those of the MCP servers the configuration names). */
   readonly tools?: ReadonlyArray<Tool>
   /** myclaw.json as a user writes it (defaults apply), decoded like the real file. */
   readonly config?: Partial<typeof AppConfig.Encoded>
@@ -95,7 +95,7 @@ export const TestLayer = (options: TestOptions) => {
     audit: options.audit ?? AuditLogMemory,
     budget: BudgetLive,
     traceStore: options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
-    tools: ToolRegistryWith(options.tools ?? []),
+    tools: ToolRegistryConfigured(options.tools ?? []),
     llm: options.llm ?? LlmScripted(options.script ?? []),
     approvals: Layer.provideMerge(
       approvals,
