@@ -5,12 +5,7 @@ const withDefault = <S extends Schema.Schema.AnyNoContext>(schema: S, value: () 
   Schema.optionalWith(schema, { default: value })
 
 /** A server name becomes the prefix of its tools' names (`<server>__<tool>`), so it is kept short and plain. */
-export const McpServerName = Schema.String.pipe(
-  Schema.filter((name) =>
-    (/^[a-z0-9_-]{1,32}$/.test(name) && !name.includes("__")) ||
-    `"${name}" is not a valid MCP server name: use 1 to 32 lowercase letters, digits, _ or - (and no "__")`
-  )
-)
+export const isMcpServerName = (name: string): boolean => /^[a-z0-9_-]{1,32}$/.test(name) && !name.includes("__")
 
 const EnvName = Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/, {
   message: () => "expected the name of an environment variable"
@@ -53,7 +48,16 @@ export type McpServerConfig = typeof McpServerConfig.Type
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
 export const McpConfig = Schema.Struct({
-  servers: withDefault(Schema.Record({ key: McpServerName, value: McpServerConfig }), () => ({})),
+  servers: withDefault(
+    Schema.Record({ key: Schema.String, value: McpServerConfig }).pipe(
+      Schema.filter((servers) =>
+        Object.keys(servers).filter((name) => !isMcpServerName(name)).map((name) =>
+          `"${name}" is not a valid MCP server name: use 1 to 32 lowercase letters, digits, _ or - (and no "__")`
+        ).join("; ") || true
+      )
+    ),
+    () => ({})
+  ),
   /** A server that dies is restarted after baseDelayMs, doubling on each failure up to maxDelayMs. */
   restart: withDefault(
     Schema.Struct({
