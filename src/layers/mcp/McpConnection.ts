@@ -96,6 +96,15 @@ export const connectMcp = (
       try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }),
       catch: (error) => new McpError({ server: name, reason: "Connect", message: messageOf(error) })
     })
+    // A server without the tools capability (prompts or resources only) contributes no tools.
+    if (client.getServerCapabilities()?.tools === undefined) {
+      return {
+        client,
+        tools: [],
+        closed,
+        stderrTail: () => tail
+      }
+    }
     const tools = yield* listAllTools(client, timeoutMs).pipe(
       Effect.mapError((error) => new McpError({ server: name, reason: "ListTools", message: messageOf(error) }))
     )
