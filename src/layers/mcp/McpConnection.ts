@@ -94,7 +94,11 @@ export const connectMcp = (
     yield* Effect.addFinalizer(() => Effect.promise(() => client.close().catch(() => undefined)))
     yield* Effect.tryPromise({
       try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }),
-      catch: (error) => new McpError({ server: name, reason: "Connect", message: messageOf(error) })
+      catch: (error) => {
+        const output = tail.trim()
+        const message = output === "" ? messageOf(error) : `${messageOf(error)}; its last output: ${output}`
+        return new McpError({ server: name, reason: "Connect", message })
+      }
     })
     // A server without the tools capability (prompts or resources only) contributes no tools.
     if (client.getServerCapabilities()?.tools === undefined) {

@@ -1,4 +1,4 @@
-import { Clock, Deferred, Duration, Effect, Exit, Option, Ref, SubscriptionRef } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, Option, Ref, SubscriptionRef } from "effect"
 import type { Scope } from "effect"
 import type { McpConfig, McpServerConfig } from "../../domain/McpConfig.js"
 import type { Tool } from "../../domain/Tool.js"
@@ -17,6 +17,19 @@ export const restartDelay = (restart: McpConfig["restart"], failures: number): n
 const update = (statuses: Statuses, name: string, f: (status: McpServerStatus) => McpServerStatus) =>
   SubscriptionRef.update(statuses, (all) => all.map((status) => (status.name === name ? f(status) : status)))
 
+const withOutput = (text: string, output: string) =>
+  output.trim() === "" ? text : `${text}; its last output: ${output.trim()}`
+
+/** Why a session ended: the server closed it (with what it last wrote on stderr), or it could not be opened. */
+const downReason = (exit: Exit.Exit<string, unknown>): string =>
+  Exit.match(exit, {
+    onSuccess: (output) => withOutput("it closed the connection", output),
+    onFailure: (cause) => {
+      const error = Cause.squash(cause)
+      return error instanceof Error ? error.message : String(error)
+    }
+  })
+
 /**
  * Keeps one server connected for as long as the scope lives: connects, publishes the session, waits for it to
  * close, then waits (doubling on each consecutive failure, on the Effect clock) and connects again. A session
@@ -27,7 +40,6 @@ const supervise = (options: {
   readonly name: string
   readonly server: McpServerConfig
   readonly mcp: McpConfig
-  readonly timeoutMs: number
   readonly connect: (name: string, server: McpServerConfig) => Effect.Effect<McpConnection, unknown, Scope.Scope>
   readonly current: Ref.Ref<Option.Option<McpConnection>>
   readonly statuses: Statuses
@@ -57,11 +69,8 @@ const supervise = (options: {
       failures = upSince !== undefined && now - upSince > mcp.restart.maxDelayMs ? 1 : failures + 1
       const retryAt = now + restartDelay(mcp.restart, failures)
       yield* update(statuses, name, (s) => ({ ...s, state: "down", retryAt }))
-      const why = Exit.isSuccess(exit)
-        ? `it closed the connection${exit.value.trim() === "" ? "" : `; its last output: ${exit.value.trim()}`}`
-        : String(Exit.isFailure(exit) ? exit.cause.toString() : "")
       yield* Effect.logWarning(
-        `MCP server ${name} is down (${redact(why)}); next attempt in ${retryAt - now} ms`
+        `MCP server ${name} is down (${redact(downReason(exit))}); next attempt in ${retryAt - now} ms`
       )
       // Sleeping until a time (not for a duration) lets a test clock that already passed it wake the loop at once.
       yield* Effect.flatMap(
@@ -100,7 +109,7 @@ export const makeMcpServers = (mcp: McpConfig, timeoutMs: number) =>
         const current = yield* Ref.make(Option.none<McpConnection>())
         const first = yield* Deferred.make<Option.Option<McpConnection>>()
         yield* Effect.forkScoped(
-          supervise({ name, server, mcp, timeoutMs, connect, current, statuses, first, redact })
+          supervise({ name, server, mcp, connect, current, statuses, first, redact })
         )
         return { name, server, current, first }
       }))
@@ -129,4 +138,4 @@ export const makeMcpServers = (mcp: McpConfig, timeoutMs: number) =>
 
     const service = McpServers.of({ status: SubscriptionRef.get(statuses), changes: statuses.changes })
     return { tools, service } as const
-  })
+  }).pipe(Effect.annotateLogs({ service: "McpServers" }))
