@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { isAddressOrRange } from "./AddressClass.js"
+import { defaultMcpConfig, McpConfig } from "./McpConfig.js"
 import { defaultTelegramConfig, TelegramConfig } from "./TelegramConfig.js"
 import { PolicyVerdict } from "./ToolCall.js"
 
@@ -182,7 +183,9 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   telegram: withDefault(TelegramConfig, defaultTelegramConfig),
   tools: withDefault(ToolsEnabled, () => ({ web: false, shell: false })),
   web: withDefault(Web, () => ({ allowPrivate: [], timeoutMs: 15_000, maxBytes: 1024 * 1024 })),
-  shell: withDefault(Shell, () => ({ timeoutS: 20, maxOutputBytes: 64 * 1024 }))
+  shell: withDefault(Shell, () => ({ timeoutS: 20, maxOutputBytes: 64 * 1024 })),
+  /** Model Context Protocol servers whose tools join the catalog as `<server>__<tool>`. */
+  mcp: withDefault(McpConfig, defaultMcpConfig)
 }) {}
 
 export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })

@@ -28,6 +28,8 @@ export interface Tool {
   readonly name: string
   readonly description: string
   readonly parameters: Schema.Schema.AnyNoContext
+  /** The JSON Schema shown to the model when the tool brings its own (an MCP server's); else derived from `parameters`. */
+  readonly jsonSchema?: Readonly<Record<string, unknown>> | undefined
   readonly hasSideEffects: boolean
   /** Its results come from outside (files, the web): they are wrapped as untrusted. */
   readonly external: boolean
@@ -42,6 +44,7 @@ export interface ToolSpec<A, I> {
   readonly name: string
   readonly description: string
   readonly parameters: Schema.Schema<A, I, never>
+  readonly jsonSchema?: Readonly<Record<string, unknown>>
   readonly hasSideEffects: boolean
   readonly external: boolean
   readonly targetKind?: TargetKind
@@ -58,6 +61,7 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
     name: spec.name,
     description: spec.description,
     parameters: spec.parameters,
+    jsonSchema: spec.jsonSchema,
     hasSideEffects: spec.hasSideEffects,
     external: spec.external,
     targetKind: spec.targetKind ?? "none",

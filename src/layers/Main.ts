@@ -9,7 +9,7 @@ import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
 import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
 import { SecretStoreFile } from "./secrets/SecretStoreFile.js"
-import { ToolRegistryLive } from "./tools/ToolRegistryLive.js"
+import { ToolRegistryConfigured } from "./tools/ToolRegistryConfigured.js"
 import { TraceStoreFile } from "./traces/TraceStoreFile.js"
 import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
 
@@ -32,7 +32,7 @@ export const LiveParts = {
   audit: AuditLogFile,
   budget: BudgetLive,
   traceStore: TraceStoreFile,
-  tools: ToolRegistryLive,
+  tools: ToolRegistryConfigured(),
   llm: LlmLive,
   approvals: ApprovalsSqlite.pipe(Layer.provideMerge(ApprovalRouterLive))
 }

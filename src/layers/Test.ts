@@ -25,7 +25,7 @@ import { BudgetLive } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmScripted } from "./llm/LlmScripted.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
-import { ToolRegistryWith } from "./tools/ToolRegistryLive.js"
+import { ToolRegistryConfigured } from "./tools/ToolRegistryConfigured.js"
 import { readTraces, TraceStoreFile } from "./traces/TraceStoreFile.js"
 import { RecordedTraces, TraceStoreMemory } from "./traces/TraceStoreMemory.js"
 import { makeWorkspace } from "./workspace/WorkspaceLive.js"
@@ -57,7 +57,10 @@ export interface TestOptions {
   readonly llm?: Layer.Layer<Llm, unknown, MyclawConfig | Budget | FileSystem.FileSystem | HttpClient.HttpClient>
   /** `file` keeps traces as production does, in the workspace, and reads them back from there. */
   readonly traceStore?: "memory" | "file"
-  /** Tools added to the built-in ones; made by an effect when they resolve secrets at execution. */
+  /**
+   * Tools added to the built-in ones (and to those of the MCP servers the configuration names); made by an
+   * effect when they resolve secrets at execution.
+   */
   readonly tools?: ReadonlyArray<Tool> | Effect.Effect<ReadonlyArray<Tool>, never, Secrets>
   /** Another secrets layer (default: the encrypted store of the temp workspace, as production reads it). */
   readonly secrets?: Layer.Layer<Secrets, never, Foundation>
@@ -99,8 +102,8 @@ export const TestLayer = (options: TestOptions) => {
     budget: BudgetLive,
     traceStore: options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
     tools: Effect.isEffect(options.tools)
-      ? Layer.unwrapEffect(Effect.map(options.tools, (tools) => ToolRegistryWith(tools)))
-      : ToolRegistryWith(options.tools ?? []),
+      ? Layer.unwrapEffect(Effect.map(options.tools, (tools) => ToolRegistryConfigured(tools)))
+      : ToolRegistryConfigured(options.tools ?? []),
     secrets: options.secrets,
     llm: options.llm ?? LlmScripted(options.script ?? []),
     approvals: Layer.provideMerge(

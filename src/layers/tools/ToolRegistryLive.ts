@@ -25,7 +25,7 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
     const catalog: ReadonlyArray<LlmToolSpec> = tools.map((tool) => ({
       name: tool.name,
       description: tool.description,
-      parameters: parametersJsonSchema(tool.parameters)
+      parameters: tool.jsonSchema ?? parametersJsonSchema(tool.parameters)
     }))
     const expected = new Map(catalog.map((spec) => [spec.name, describeSchema(spec.parameters)]))
     const names = tools.map((tool) => tool.name)
