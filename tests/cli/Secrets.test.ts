@@ -16,29 +16,33 @@ const allText = (dir: string): string =>
     .join("\n")
 
 describe("myclaw secrets", () => {
-  it.scoped("set reads stdin, list shows names only, rm removes; both changes are audited without the value", () =>
-    Effect.gen(function*() {
-      const home = yield* workspaceWith([])
-      const env = { MYCLAW_HOME: home, MYCLAW_SECRET_KEY: KEY }
-      const set = yield* myclaw(["secrets", "set", "GITHUB_TOKEN"], env, `${VALUE}\n`)
-      assert.strictEqual(set.code, 0, set.stderr)
-      assert.include(set.stdout, "GITHUB_TOKEN created")
-      const list = yield* myclaw(["secrets", "list"], env)
-      assert.strictEqual(list.code, 0, list.stderr)
-      assert.match(list.stdout, /GITHUB_TOKEN\s+\d{4}-\d{2}-\d{2}T/)
-      const query = yield* myclaw(["audit", "query", "--kind", "secret_changed", "--json"], env)
-      assert.include(query.stdout, "\"name\":\"GITHUB_TOKEN\"")
-      assert.include(query.stdout, "\"action\":\"created\"")
-      const rm = yield* myclaw(["secrets", "rm", "GITHUB_TOKEN"], env)
-      assert.strictEqual(rm.code, 0, rm.stderr)
-      const again = yield* myclaw(["secrets", "rm", "GITHUB_TOKEN"], env)
-      assert.strictEqual(again.code, 1)
-      assert.include(again.stderr, "no secret named GITHUB_TOKEN")
-      const after = yield* myclaw(["audit", "query", "--kind", "secret_changed", "--json"], env)
-      assert.include(after.stdout, "\"action\":\"removed\"")
-      for (const run of [set, list, query, rm, again, after]) assert.notInclude(run.stdout + run.stderr, VALUE)
-      assert.notInclude(allText(home), VALUE)
-    }))
+  it.scoped(
+    "set reads stdin, list shows names only, rm removes; both changes are audited without the value",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* workspaceWith([])
+        const env = { MYCLAW_HOME: home, MYCLAW_SECRET_KEY: KEY }
+        const set = yield* myclaw(["secrets", "set", "GITHUB_TOKEN"], env, `${VALUE}\n`)
+        assert.strictEqual(set.code, 0, set.stderr)
+        assert.include(set.stdout, "GITHUB_TOKEN created")
+        const list = yield* myclaw(["secrets", "list"], env)
+        assert.strictEqual(list.code, 0, list.stderr)
+        assert.match(list.stdout, /GITHUB_TOKEN\s+\d{4}-\d{2}-\d{2}T/)
+        const query = yield* myclaw(["audit", "query", "--kind", "secret_changed", "--json"], env)
+        assert.include(query.stdout, "\"name\":\"GITHUB_TOKEN\"")
+        assert.include(query.stdout, "\"action\":\"created\"")
+        const rm = yield* myclaw(["secrets", "rm", "GITHUB_TOKEN"], env)
+        assert.strictEqual(rm.code, 0, rm.stderr)
+        const again = yield* myclaw(["secrets", "rm", "GITHUB_TOKEN"], env)
+        assert.strictEqual(again.code, 1)
+        assert.include(again.stderr, "no secret named GITHUB_TOKEN")
+        const after = yield* myclaw(["audit", "query", "--kind", "secret_changed", "--json"], env)
+        assert.include(after.stdout, "\"action\":\"removed\"")
+        for (const run of [set, list, query, rm, again, after]) assert.notInclude(run.stdout + run.stderr, VALUE)
+        assert.notInclude(allText(home), VALUE)
+      }),
+    120_000
+  )
 
   it.scoped("a value given as an argument is refused, never echoed, and nothing is stored", () =>
     Effect.gen(function*() {
