@@ -138,7 +138,13 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       )
     const closed = () => new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
 
-    const ready = watched(commit.request<void, AuditError>((done) => ({ _tag: "Probe", done }), closed))
+    const probe = watched(commit.request<void, AuditError>((done) => ({ _tag: "Probe", done }), closed))
+    // With a writing session open and no failure since the last success, an append could be made now: the
+    // writer is asked only when one of the two does not hold.
+    const ready = Effect.flatMap(
+      Ref.get(failure),
+      (failed) => Option.isSome(failed) ? probe : Effect.flatMap(writer.isOpen, (open) => open ? Effect.void : probe)
+    )
 
     const query = Effect.fn("AuditLog.query")(function*(query: AuditQuery) {
       const { query: run } = yield* index
