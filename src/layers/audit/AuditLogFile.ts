@@ -17,6 +17,7 @@ import * as NodePath from "node:path"
 import { type AuditRecord, decodeAuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
 import { isInside } from "../../domain/Paths.js"
+import { withSpanWhenTraced } from "../../programs/Spans.js"
 import { AuditLog, type AuditQuery } from "../../services/AuditLog.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
@@ -111,7 +112,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       Scope.extend(makeAuditIndex({ auditDir, dbFile: NodePath.join(auditDir, "index.sqlite") }), scope)
     )
 
-    const append = Effect.fn("AuditLog.append")(function*(record: AuditRecord) {
+    const append = Effect.fnUntraced(function*(record: AuditRecord) {
       const decoded = decodeAuditRecord(record)
       if (Either.isLeft(decoded)) {
         const given = (record as { readonly kind?: unknown }).kind
@@ -128,7 +129,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
         (done) => ({ _tag: "Append", record: decoded.right, done }),
         closed
       ))
-    })
+    }, withSpanWhenTraced("AuditLog.append"))
 
     const failure = yield* Ref.make(Option.none<AuditError>())
     const watched = <A>(effect: Effect.Effect<A, AuditError>) =>
