@@ -2,6 +2,7 @@ import { Clock, Effect, Layer, Metric, MetricBoundaries } from "effect"
 import { channelKind } from "../domain/Channel.js"
 import type { ActionStep, ApprovalRecord, ExecutionTrace, ThoughtStep } from "../domain/ExecutionTrace.js"
 import { outcomes, type Tier } from "../domain/ExecutionTrace.js"
+import { withSpanWhenTraced } from "../programs/Spans.js"
 import { Budget } from "../services/Budget.js"
 import { Metrics } from "../services/Metrics.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
@@ -153,7 +154,7 @@ export const MetricsLive = Layer.effect(
     })
 
     return Metrics.of({
-      traceClosed: Effect.fn("Metrics.traceClosed")(traceClosed),
+      traceClosed: (trace: ExecutionTrace) => withSpanWhenTraced("Metrics.traceClosed")(traceClosed(trace)),
       turnStarted: (channel) => sessions(channel, 1),
       turnEnded: (channel) => sessions(channel, -1),
       errorObserved,

@@ -7,6 +7,7 @@ import { isoAt } from "../domain/Time.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
 import { resultText, statusHeader, truncateMiddle, wrapUntrusted } from "../domain/ToolResultText.js"
+import { withSpanWhenTraced } from "../programs/Spans.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { IdGenerator } from "../services/IdGenerator.js"
 import { PromptBuilder } from "../services/PromptBuilder.js"
@@ -68,7 +69,7 @@ export const PromptBuilderLive = Layer.effect(
     // At start: a change made while myclaw was stopped is recorded before the first turn.
     yield* read("SOUL.md").pipe(Effect.ignore)
 
-    const build = Effect.fn("PromptBuilder.build")(function*(input: { sessionId: string; userMessage: string }) {
+    const build = Effect.fnUntraced(function*(input: { sessionId: string; userMessage: string }) {
       const soul = yield* read("SOUL.md")
       const identity = yield* read("IDENTITY.md")
       const user = yield* read("USER.md")
@@ -108,7 +109,7 @@ export const PromptBuilderLive = Layer.effect(
       }
       messages.push({ role: "user", content: input.userMessage })
       return { system: system.filter((block) => block.text.trim() !== ""), messages, taint: [...taint], history }
-    })
+    }, withSpanWhenTraced("PromptBuilder.build"))
 
     const renderToolResult = (tool: Tool, result: ToolResult, retrievedAt: number): Effect.Effect<string> => {
       if (!tool.external) return Effect.succeed(truncateMiddle(resultText(result, tool.hasSideEffects)))

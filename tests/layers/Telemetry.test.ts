@@ -144,6 +144,41 @@ describe("Telemetry (OTLP/HTTP JSON)", () => {
       assert.strictEqual(byName(spans, "PromptBuilder.build")[0]?.parentSpanId, turn!.spanId)
     }))
 
+  it.scoped("a real turn with a tool call: its Thought and Action spans are exported, children of Turn.run", () =>
+    Effect.gen(function*() {
+      const { requests, url } = yield* collector
+      yield* Effect.scoped(
+        Effect.flatMap(
+          AgentRuntime,
+          (runtime) => runtime.handle({ userMessage: "list", sessionId: "s-spans", channel: "cli:owner" })
+        ).pipe(
+          Effect.provide(
+            ServedGraph({
+              script: [{ toolCalls: [{ name: "fs_list", args: { path: "." } }] }, { text: "Four files." }]
+            })
+          ),
+          Effect.provide(tracing(url))
+        )
+      )
+      const spans = spansOf(requests)
+      const [turn] = byName(spans, "Turn.run")
+      assert.isDefined(turn, spans.map((span) => span.name).join(", "))
+      assert.strictEqual(attribute(turn, "session_id"), "s-spans")
+      const thoughts = byName(spans, "Turn.thought")
+      const actions = byName(spans, "Turn.action")
+      assert.strictEqual(thoughts.length, 2)
+      assert.strictEqual(actions.length, 1)
+      for (const child of [...thoughts, ...actions]) {
+        assert.strictEqual(child.parentSpanId, turn!.spanId, child.name)
+        assert.strictEqual(child.traceId, turn!.traceId, child.name)
+      }
+      assert.strictEqual(attribute(thoughts[0], "gen_ai.operation.name"), "chat")
+      assert.isDefined(attribute(thoughts[0], "gen_ai.usage.input_tokens"))
+      assert.strictEqual(attribute(actions[0], "gen_ai.tool.name"), "fs_list")
+      assert.strictEqual(attribute(actions[0], "myclaw.policy.decision"), "allow")
+      assert.strictEqual(attribute(actions[0], "myclaw.tool.status"), "success")
+    }))
+
   it.scoped("TelemetryLive: OTEL_EXPORTER_OTLP_ENDPOINT exports to <endpoint>/v1/traces with the headers", () =>
     Effect.gen(function*() {
       const { requests, url } = yield* collector

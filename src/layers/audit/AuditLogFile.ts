@@ -17,6 +17,7 @@ import * as NodePath from "node:path"
 import { type AuditRecord, decodeAuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
 import { isInside } from "../../domain/Paths.js"
+import { withSpanWhenTraced } from "../../programs/Spans.js"
 import { AuditLog, type AuditQuery } from "../../services/AuditLog.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
@@ -111,7 +112,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       Scope.extend(makeAuditIndex({ auditDir, dbFile: NodePath.join(auditDir, "index.sqlite") }), scope)
     )
 
-    const append = Effect.fn("AuditLog.append")(function*(record: AuditRecord) {
+    const append = Effect.fnUntraced(function*(record: AuditRecord) {
       const decoded = decodeAuditRecord(record)
       if (Either.isLeft(decoded)) {
         const given = (record as { readonly kind?: unknown }).kind
@@ -128,7 +129,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
         (done) => ({ _tag: "Append", record: decoded.right, done }),
         closed
       ))
-    })
+    }, withSpanWhenTraced("AuditLog.append"))
 
     const failure = yield* Ref.make(Option.none<AuditError>())
     const watched = <A>(effect: Effect.Effect<A, AuditError>) =>
@@ -138,7 +139,13 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       )
     const closed = () => new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
 
-    const ready = watched(commit.request<void, AuditError>((done) => ({ _tag: "Probe", done }), closed))
+    const probe = watched(commit.request<void, AuditError>((done) => ({ _tag: "Probe", done }), closed))
+    // With a writing session open and no failure since the last success, an append could be made now: the
+    // writer is asked only when one of the two does not hold.
+    const ready = Effect.flatMap(
+      Ref.get(failure),
+      (failed) => Option.isSome(failed) ? probe : Effect.flatMap(writer.isOpen, (open) => open ? Effect.void : probe)
+    )
 
     const query = Effect.fn("AuditLog.query")(function*(query: AuditQuery) {
       const { query: run } = yield* index

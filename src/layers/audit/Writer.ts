@@ -245,5 +245,8 @@ export const makeWriter = (options: WriterOptions) =>
 
     const shutdown = Effect.flatMap(Ref.get(session), Option.match({ onNone: () => Effect.void, onSome: close }))
 
-    return { step, shutdown } as const
+    /** A writing session is open: an append would not have to take the lock or read the chains first. */
+    const isOpen = Effect.map(Ref.get(session), Option.isSome)
+
+    return { step, shutdown, isOpen } as const
   })

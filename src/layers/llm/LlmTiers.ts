@@ -146,9 +146,13 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
     )
   }
 
-  /** One provider, retried on transient failures; every failed attempt is recorded. */
-  const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) =>
-    attemptOnce(p, request).pipe(
+  /**
+   * One provider, retried on transient failures; every failed attempt is recorded. The retry schedule starts at
+   * the first failure (its first input is that failure, as if it had run from the start): a call that succeeds
+   * at once builds none of it.
+   */
+  const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) => {
+    const attempt = attemptOnce(p, request).pipe(
       Effect.tapError((error) =>
         Effect.sync(() =>
           failed.push(
@@ -157,9 +161,20 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
               : { provider: p.name, reason: error.reason, message: error.message }
           )
         )
-      ),
-      Effect.retry(retries)
+      )
     )
+    return Effect.catchAll(attempt, (first) => {
+      let replayed = false
+      return Effect.retry(
+        Effect.suspend(() => {
+          if (replayed) return attempt
+          replayed = true
+          return Effect.fail(first)
+        }),
+        retries
+      )
+    })
+  }
 
   const recordFailure = (p: Provider, error: LlmError) =>
     Effect.map(Clock.currentTimeMillis, (now) => {

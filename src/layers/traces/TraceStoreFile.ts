@@ -90,7 +90,23 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     const { offsets: loaded, recent } = yield* loadRecentTurns(dir)
     // How far each file is reflected in `recent`: advanced only while this store is the file's only writer.
     const offsets = new Map(Object.entries(loaded))
+    // Files another process wrote too: the next start reads them from their beginning.
+    const shared = new Set<string>()
     let sinceSnapshot = 0
+
+    /**
+     * An offset is what this store alone wrote to its file. Another writer only ever makes the file longer
+     * than that, so comparing the sizes before the offsets are saved finds it, without a stat per append.
+     */
+    const checkOffsets = Effect.promise(async () => {
+      for (const [name, offset] of offsets) {
+        const size = await NodeFs.stat(NodePath.join(dir, name)).then((stat) => stat.size, () => -1)
+        if (size !== offset) {
+          offsets.delete(name)
+          shared.add(name)
+        }
+      }
+    })
 
     const append = (file: string, lines: string) =>
       Effect.gen(function*() {
@@ -98,14 +114,17 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         const name = NodePath.basename(file)
         yield* Effect.tryPromise({
           try: async () => {
+            const known = offsets.get(name)
+            if (known !== undefined || shared.has(name)) {
+              await handle.appendFile(lines)
+              if (known !== undefined) offsets.set(name, known + Buffer.byteLength(lines))
+              return
+            }
+            // A file without an offset: this store reflects it only if it starts it.
             const { size } = await handle.stat()
             await handle.appendFile(lines)
-            if (offsets.get(name) === size || (size === 0 && !offsets.has(name))) {
-              offsets.set(name, size + Buffer.byteLength(lines))
-            } else {
-              // Another process wrote here too: the next start reads this file from its beginning.
-              offsets.delete(name)
-            }
+            if (size === 0) offsets.set(name, Buffer.byteLength(lines))
+            else shared.add(name)
           },
           catch: ioError(file, "cannot append the trace")
         }).pipe(
@@ -161,6 +180,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         }
         if (sinceSnapshot >= SNAPSHOT_EVERY) {
           sinceSnapshot = 0
+          yield* checkOffsets
           yield* saveSnapshot(dir, recent, offsets)
         }
         for (const [items, exit] of outcomes) {
@@ -171,6 +191,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     const commit = yield* makeGroupCommit<Job>({
       step,
       shutdown: sync.pipe(
+        Effect.zipRight(checkOffsets),
         Effect.zipRight(Effect.suspend(() => saveSnapshot(dir, recent, offsets))),
         Effect.zipRight(Effect.promise(closeHandles)),
         Effect.catchAll((error) => Effect.logError(error.message)),

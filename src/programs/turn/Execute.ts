@@ -4,6 +4,7 @@ import type { ToolResult } from "../../domain/ToolCall.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
+import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
 import { actionStep, type Gate, type Run } from "./Gate.js"
 import { reportProgress } from "./Progress.js"
 import { suspicionOf, taintOf } from "./Provenance.js"
@@ -45,8 +46,8 @@ export const execute = (run: Run, traceId: string) =>
     )
     const edit = { traceId, target: run.prepared.target, approvalRequestId: run.approvalRequestId }
     return yield* (run.tool.hasSideEffects ? recordingEdits(edit, timed) : timed).pipe(
-      Effect.tap(({ result }) => Effect.annotateCurrentSpan("myclaw.tool.status", result.status)),
-      Effect.withSpan("Turn.action", { attributes: actionAttributes(run, "not_run") })
+      Effect.tap(({ result }) => annotateWhenTraced(() => ({ "myclaw.tool.status": result.status }))),
+      withSpanWhenTraced("Turn.action", () => ({ attributes: actionAttributes(run, "not_run") }))
     )
   })
 

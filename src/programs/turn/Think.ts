@@ -4,6 +4,7 @@ import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
+import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
 
 export type Thought = Data.TaggedEnum<{
   Answered: { readonly step: ThoughtStep; readonly response: LlmResponse }
@@ -40,18 +41,17 @@ const thoughtStep = (
  * reserves and settles its cost in the day's budget): the ThoughtStep, with the request's fingerprint (and the
  * request itself when `recordRequest`), or why there is none.
  */
-export const think = Effect.fn("Turn.thought")(function*(request: LlmRequest, recordRequest = false) {
-  yield* Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier })
+export const think = Effect.fnUntraced(function*(request: LlmRequest, recordRequest = false) {
+  yield* annotateWhenTraced(() => ({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }))
   const started = yield* Clock.currentTimeMillis
   const result = yield* Effect.either((yield* Llm).generate(request))
   if (Either.isLeft(result)) {
-    yield* Effect.annotateCurrentSpan({
-      "error.type": result.left._tag === "LlmError" ? result.left.reason : result.left._tag
-    })
+    const error = result.left
+    yield* annotateWhenTraced(() => ({ "error.type": error._tag === "LlmError" ? error.reason : error._tag }))
     return Thought.Failed({ error: result.left })
   }
   const response = result.right
-  yield* Effect.annotateCurrentSpan({
+  yield* annotateWhenTraced(() => ({
     "gen_ai.provider.name": response.provider.split(":")[0]!,
     "gen_ai.request.model": response.model,
     "gen_ai.response.model": response.model,
@@ -61,7 +61,7 @@ export const think = Effect.fn("Turn.thought")(function*(request: LlmRequest, re
     "gen_ai.response.finish_reasons": [response.finishReason],
     "myclaw.tier": response.tier,
     "myclaw.cost_usd": response.costUsd
-  })
+  }))
   const finished = yield* Clock.currentTimeMillis
   return Thought.Answered({ step: thoughtStep(response, finished - started, request, recordRequest), response })
-})
+}, withSpanWhenTraced("Turn.thought"))

@@ -10,6 +10,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
+import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
 import { recordingReads } from "./BudgetReads.js"
 import { execute, observe } from "./Execute.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
@@ -46,11 +47,11 @@ const internalErrorMessage = "I could not finish this request because of an inte
  * recorded in the same uninterruptible region that ran it, and the trace is closed exactly once, whatever
  * happens, interruption included.
  */
-export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
+export const runTurn = Effect.fnUntraced(function*(input: TurnInput) {
   // The ids this turn draws, wherever they are drawn (prompt wrappers, approvals, budget reservations).
   const drawn: Array<DrawnId> = []
   return yield* Effect.locally(turn(input, drawn), DrawnIds, drawn)
-})
+}, withSpanWhenTraced("Turn.run"))
 
 const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
   const { config } = yield* MyclawConfig
@@ -64,7 +65,7 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
   const traceId = yield* (yield* IdGenerator).next("trace")
   const state = yield* Ref.make(TurnState.start(input, traceId, yield* Clock.currentTimeMillis))
   const update = (f: (state: TurnState.TurnState) => TurnState.TurnState) => Ref.update(state, f)
-  yield* Effect.annotateCurrentSpan({ trace_id: traceId, session_id: input.sessionId })
+  yield* annotateWhenTraced(() => ({ trace_id: traceId, session_id: input.sessionId }))
 
   const identity = { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage }
   const gateContext = Effect.map(Ref.get(state), (current): GateContext => ({
@@ -130,7 +131,12 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
         }
         yield* flush
         const step = actionStep(gated)
-        yield* Effect.withSpan(
+        yield* withSpanWhenTraced(
+          "Turn.action",
+          () => ({
+            attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" }
+          })
+        )(
           update((current) =>
             TurnState.observed(current, {
               step,
@@ -139,9 +145,7 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
                 ? { role: "tool", toolCallId: call.id, name: call.name, content: gated.message, isError: true }
                 : undefined
             })
-          ),
-          "Turn.action",
-          { attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" } }
+          )
         )
         const end = gateEnd(gated)
         if (end !== null) return Next.End(end)
