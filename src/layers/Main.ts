@@ -1,28 +1,16 @@
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { Layer } from "effect"
-import { makeAppLayer, makeStateLayer } from "./AppLayer.js"
+import { makeAppLayer } from "./AppLayer.js"
 import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
 import { AuditLogFile } from "./audit/AuditLogFile.js"
-import { BudgetLive, BudgetReadOnly } from "./budget/BudgetLive.js"
+import { BaseLayer, ReadOnlyBaseLayer, StateLayer, StateReadOnlyLayer } from "./Base.js"
+import { BudgetLive } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
-import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
 import { ToolRegistryLive } from "./tools/ToolRegistryLive.js"
 import { TraceStoreFile } from "./traces/TraceStoreFile.js"
-import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
 
-/** Workspace and configuration: what every command needs first. */
-export const BaseLayer = MyclawConfigLive.pipe(
-  Layer.provideMerge(WorkspaceLive),
-  Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
-)
-
-/** Workspace and configuration for read-only commands: both must exist already, nothing is written. */
-export const ReadOnlyBaseLayer = MyclawConfigReadOnly.pipe(
-  Layer.provideMerge(WorkspaceExisting),
-  Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
-)
+export { BaseLayer, ReadOnlyBaseLayer, StateLayer, StateReadOnlyLayer }
 
 /** The production parts, from the workspace and its configuration. */
 export const LiveParts = {
@@ -35,12 +23,6 @@ export const LiveParts = {
   llm: LlmLive,
   approvals: ApprovalsSqlite.pipe(Layer.provideMerge(ApprovalRouterLive))
 }
-
-/** The signed audit log and the budget kept beside it. */
-export const StateLayer = makeStateLayer(LiveParts)
-
-/** The audit log and the budget as read-only commands see it: the budget store is neither created nor written. */
-export const StateReadOnlyLayer = makeStateLayer({ ...LiveParts, budget: BudgetReadOnly })
 
 /**
  * The graph over an existing workspace, for commands that read it (the digest): a mistyped MYCLAW_HOME is an
