@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const cli = path.join(root, 'dist/cli/myclaw.mjs');
+const cli = path.join(root, process.env.COLD_CLI || 'dist/cli/myclaw.mjs');
 const scenario = process.env.BENCH_SCENARIO || 'cold-start';
 const RUNS = Number(process.env.COLD_RUNS || 5);
 const log = (text) => process.stderr.write(`${scenario}: ${text}\n`);
@@ -69,11 +69,12 @@ const timedServe = (command, args, env, port) =>
     const child = spawn(command, args, {
       cwd: root,
       env: { ...env, MYCLAW_HTTP_PORT: String(port) },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     let errors = '';
     let done = false;
+    child.stdout.resume();
     child.stderr.on('data', (chunk) => {
       errors += chunk.toString();
     });
@@ -81,11 +82,15 @@ const timedServe = (command, args, env, port) =>
       new Promise((stopped) => {
         if (child.exitCode !== null || child.signalCode !== null) return stopped();
         child.once('exit', stopped);
-        try {
-          process.kill(-child.pid, 'SIGTERM');
-        } catch {
-          stopped();
-        }
+        const signal = (name) => {
+          try {
+            process.kill(-child.pid, name);
+          } catch {
+            stopped();
+          }
+        };
+        signal('SIGTERM');
+        setTimeout(() => signal('SIGKILL'), 10_000).unref();
       });
     child.once('exit', (code) => {
       if (!done) {
@@ -93,11 +98,18 @@ const timedServe = (command, args, env, port) =>
         reject(new Error(`${[command, ...args].join(' ')} exited with ${code} before /health answered:\n${errors}`));
       }
     });
+    const timer = setTimeout(async () => {
+      if (done) return;
+      done = true;
+      await stop();
+      reject(new Error(`${[command, ...args].join(' ')}: no /health answer within 20 s:\n${errors}`));
+    }, 20_000);
     const poll = async () => {
       while (!done) {
         if (await healthy(port)) {
           const elapsed = performance.now() - started;
           done = true;
+          clearTimeout(timer);
           await stop();
           return resolve(elapsed);
         }
@@ -145,12 +157,12 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 try {
   log(`${RUNS} runs each (after one unmeasured run), workspace ${home}`);
   const baseline = await measure('node -e 0', () => timed(node, ['-e', '0'], env));
-  const chat = await measure('chat', () => timed(node, [cli, 'chat', 'remember: blue'], env));
-  const help = await measure('--help', () => timed(node, [cli, '--help'], env));
-  const budget = await measure('budget', () => timed(node, [cli, 'budget'], env));
   const serve = await measure('serve to /health', async () => timedServe(node, [cli, 'serve'], env, await freePort()));
   const npmStart = await measure('npm start to /health', async () =>
     timedServe(npm, ['start', '--silent'], env, await freePort()));
+  const chat = await measure('chat', () => timed(node, [cli, 'chat', 'remember: blue'], env));
+  const help = await measure('--help', () => timed(node, [cli, '--help'], env));
+  const budget = await measure('budget', () => timed(node, [cli, 'budget'], env));
   process.stdout.write(
     `${JSON.stringify({
       scenario,

@@ -31,7 +31,7 @@ function startServe(home) {
       MYCLAW_HOME: home,
       MYCLAW_KEY_DIR: path.join(home, '.keys'),
       MYCLAW_HTTP_PORT: '0',
-      MYCLAW_LOG_LEVEL: 'warn',
+      MYCLAW_LOG_LEVEL: 'info',
       MYCLAW_ADMIN_TOKEN: TOKEN,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
