@@ -55,7 +55,7 @@ async function renderBenchmark() {
 }
 
 function startServe(home) {
-  const child = spawn(process.execPath, [path.join(dist, 'cli/main.js'), 'serve'], {
+  const child = spawn(process.execPath, [path.join(dist, 'cli/myclaw.mjs'), 'serve'], {
     env: {
       ...process.env,
       MYCLAW_HOME: home,

@@ -31,6 +31,10 @@ const SCENARIOS = [
   { name: 'audit', script: 'audit.mjs', env: {} },
   // Replay of a recorded 10-step turn through the whole runtime, and eval throughput over 1,000 traces.
   { name: 'replay', script: 'replay.mjs', env: {} },
+  // Whole-process start: --help, budget, chat (scripted), serve and npm start until /health; median of 5 each.
+  { name: 'cold-start', script: 'cold-start.mjs', env: {} },
+  // POST /v1/turns on a real `myclaw serve` with the scripted provider, 16 clients on 127.0.0.1: turns/s, p99.
+  { name: 'http-turns', script: 'http-turns.mjs', env: {} },
 ];
 
 const KNOBS = ['STEPS', 'WARMUP', 'RUNS', 'CONC', 'CONC_RUNS', 'HOLD'];

@@ -1,6 +1,6 @@
 import { Data, Either } from "effect"
 import type { AuditKind } from "../domain/AuditRecord.js"
-import { auditKinds, isAuditKind, parseAuditTime } from "./Audit.js"
+import { auditKinds, isAuditKind, parseAuditTime } from "./AuditArgs.js"
 import { replayUsage } from "./ReplayUsage.js"
 
 export type Command = Data.TaggedEnum<{

@@ -5,7 +5,7 @@ import { renderListing, renderTimeline } from "../domain/TraceTimeline.js"
 import { findTrace, listTraces } from "../layers/traces/TraceIndex.js"
 import { Workspace } from "../services/Workspace.js"
 import { UsageError } from "./Args.js"
-import { parseAuditTime } from "./Audit.js"
+import { parseAuditTime } from "./AuditArgs.js"
 
 export type TraceCommand = Data.TaggedEnum<{
   TraceList: {

@@ -1,33 +1,8 @@
 #!/usr/bin/env node
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
-import { chat } from "../channels/cli/Chat.js"
-import { TerminalAnswering, TerminalApprovals } from "../channels/cli/TerminalApprovals.js"
-import { TelegramLive } from "../channels/telegram/Live.js"
-import { HttpLive } from "../http/Server.js"
-import { AuditLogExisting } from "../layers/audit/AuditLogFile.js"
-import {
-  BaseLayer,
-  ExistingWorkspaceLayer,
-  MainLayer,
-  ReadOnlyBaseLayer,
-  SecretsAdminLayer,
-  SecretsReadLayer,
-  StateLayer,
-  StateReadOnlyLayer
-} from "../layers/Main.js"
-import { TelemetryLive } from "../layers/Telemetry.js"
-import { BackupScheduleLive } from "../programs/BackupSchedule.js"
-import { DigestScheduleLive } from "../programs/Digest.js"
 import { version } from "../Version.js"
 import { Command, parseArgs, usage } from "./Args.js"
-import { auditQuery, auditResume, auditVerify } from "./Audit.js"
-import { backupCommand } from "./Backup.js"
-import { budgetOverride, budgetShow } from "./BudgetCommand.js"
-import { digestCommand } from "./Digest.js"
-import { doctor } from "./Doctor.js"
-import { replayCli } from "./ReplayCli.js"
-import { secretsList, secretsRm, secretsSet } from "./Secrets.js"
 
 const levels: Record<string, LogLevel.LogLevel> = {
   trace: LogLevel.Trace,
@@ -64,62 +39,114 @@ const jsonLogs = Layer.unwrapEffect(
   Effect.map(logLevel, (level) => Layer.merge(Logger.json, Logger.minimumLogLevel(level)))
 )
 
-/** The audit log alone, read-only: verify and query create nothing and start no budget. */
-const AuditLayer = AuditLogExisting.pipe(Layer.provideMerge(ReadOnlyBaseLayer))
+/**
+ * A command's code, loaded when that command runs: each command starts with only the modules it needs (the built
+ * CLI is a bundle split per dynamic import), so `--help` never loads the HTTP server, SQLite or the agent runtime.
+ */
+const load = <A>(module: () => Promise<A>): Effect.Effect<A> => Effect.promise(module)
 
-/** The HTTP server, with the Telegram channel (on with TELEGRAM_BOT_TOKEN; its webhook route when configured). */
-const HttpWithTelegram = HttpLive.pipe(Layer.provide(TelegramLive))
+/** The audit log alone, read-only: verify and query create nothing and start no budget. */
+const auditLayer = Effect.gen(function*() {
+  const { AuditLogExisting } = yield* load(() => import("../layers/audit/AuditLogFile.js"))
+  const { ReadOnlyBaseLayer } = yield* load(() => import("../layers/Base.js"))
+  return AuditLogExisting.pipe(Layer.provideMerge(ReadOnlyBaseLayer))
+})
+
+const audit = <A, E, R>(command: (module: typeof import("./Audit.js")) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const module = yield* load(() => import("./Audit.js"))
+    const layer = yield* auditLayer
+    return yield* command(module).pipe(Effect.provide(layer), Effect.provide(stderrLogs))
+  })
+
+const secrets = <A, E, R>(
+  command: (
+    module: typeof import("./Secrets.js"),
+    layers: typeof import("../layers/SecretsCommands.js")
+  ) => Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const module = yield* load(() => import("./Secrets.js"))
+    const layers = yield* load(() => import("../layers/SecretsCommands.js"))
+    return yield* command(module, layers).pipe(Effect.provide(stderrLogs))
+  })
 
 const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.gen(function*() {
-    const replaying = replayCli(argv, stderrLogs)
-    if (replaying !== undefined) return yield* replaying
+    if (argv[0] === "trace" || argv[0] === "replay" || argv[0] === "eval") {
+      const { replayCli } = yield* load(() => import("./ReplayCli.js"))
+      const replaying = replayCli(argv, stderrLogs)
+      if (replaying !== undefined) return yield* replaying
+    }
     const command = yield* parseArgs(argv)
     return yield* Command.$match(command, {
       Help: () => Effect.as(Console.log(usage), 0),
       Version: () => Effect.as(Console.log(`myclaw ${version}`), 0),
       Chat: (options) =>
-        Effect.as(
-          chat(options).pipe(
-            Effect.provide(TerminalApprovals.pipe(Layer.provideMerge(MainLayer))),
-            Effect.provide(stderrLogs)
-          ),
-          0
-        ),
-      Doctor: () => doctor.pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
+        Effect.gen(function*() {
+          const { chat } = yield* load(() => import("../channels/cli/Chat.js"))
+          const { TerminalApprovals } = yield* load(() => import("../channels/cli/TerminalApprovals.js"))
+          const { MainLayer } = yield* load(() => import("../layers/Main.js"))
+          return yield* Effect.as(
+            chat(options).pipe(
+              Effect.provide(TerminalApprovals.pipe(Layer.provideMerge(MainLayer))),
+              Effect.provide(stderrLogs)
+            ),
+            0
+          )
+        }),
+      Doctor: () =>
+        Effect.gen(function*() {
+          const { doctor } = yield* load(() => import("./Doctor.js"))
+          const { BaseLayer } = yield* load(() => import("../layers/Base.js"))
+          return yield* doctor.pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs))
+        }),
       Budget: () =>
-        budgetShow.pipe(
-          Effect.provide(StateReadOnlyLayer.pipe(Layer.provideMerge(ReadOnlyBaseLayer))),
-          Effect.provide(stderrLogs)
-        ),
+        Effect.gen(function*() {
+          const { budgetShow } = yield* load(() => import("./BudgetCommand.js"))
+          const { ReadOnlyBaseLayer, StateReadOnlyLayer } = yield* load(() => import("../layers/Base.js"))
+          return yield* budgetShow.pipe(
+            Effect.provide(StateReadOnlyLayer.pipe(Layer.provideMerge(ReadOnlyBaseLayer))),
+            Effect.provide(stderrLogs)
+          )
+        }),
       BudgetOverride: (options) =>
-        budgetOverride(options).pipe(
-          Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))),
-          Effect.provide(stderrLogs)
-        ),
-      AuditVerify: (options) => auditVerify(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
-      AuditResume: (options) => auditResume(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
-      AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
-      SecretsSet: (options) => secretsSet(options).pipe(Effect.provide(SecretsAdminLayer), Effect.provide(stderrLogs)),
-      SecretsList: () => secretsList.pipe(Effect.provide(SecretsReadLayer), Effect.provide(stderrLogs)),
-      SecretsRm: (options) => secretsRm(options).pipe(Effect.provide(SecretsAdminLayer), Effect.provide(stderrLogs)),
-      Backup: (options) => backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
+        Effect.gen(function*() {
+          const { budgetOverride } = yield* load(() => import("./BudgetCommand.js"))
+          const { BaseLayer, StateLayer } = yield* load(() => import("../layers/Base.js"))
+          return yield* budgetOverride(options).pipe(
+            Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))),
+            Effect.provide(stderrLogs)
+          )
+        }),
+      AuditVerify: (options) => audit((module) => module.auditVerify(options)),
+      AuditResume: (options) => audit((module) => module.auditResume(options)),
+      AuditQuery: (options) => audit((module) => module.auditQuery(options)),
+      SecretsSet: (options) =>
+        secrets((module, layers) => module.secretsSet(options).pipe(Effect.provide(layers.SecretsAdminLayer))),
+      SecretsList: () => secrets((module, layers) => module.secretsList.pipe(Effect.provide(layers.SecretsReadLayer))),
+      SecretsRm: (options) =>
+        secrets((module, layers) => module.secretsRm(options).pipe(Effect.provide(layers.SecretsAdminLayer))),
+      Backup: (options) =>
+        Effect.gen(function*() {
+          const { backupCommand } = yield* load(() => import("./Backup.js"))
+          const { BaseLayer } = yield* load(() => import("../layers/Base.js"))
+          return yield* backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs))
+        }),
       Digest: (options) =>
-        Effect.as(
-          digestCommand(options).pipe(Effect.provide(ExistingWorkspaceLayer), Effect.provide(stderrLogs)),
-          0
-        ),
+        Effect.gen(function*() {
+          const { digestCommand } = yield* load(() => import("./Digest.js"))
+          const { ExistingWorkspaceLayer } = yield* load(() => import("../layers/Main.js"))
+          return yield* Effect.as(
+            digestCommand(options).pipe(Effect.provide(ExistingWorkspaceLayer), Effect.provide(stderrLogs)),
+            0
+          )
+        }),
       Serve: () =>
-        Layer.launch(
-          Layer.mergeAll(HttpWithTelegram, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(
-            Layer.provide(MainLayer)
-          )
-        )
-          .pipe(
-            Effect.provide(TelemetryLive),
-            Effect.provide(jsonLogs),
-            Effect.as(0)
-          )
+        Effect.gen(function*() {
+          const { serve } = yield* load(() => import("./Serve.js"))
+          return yield* serve.pipe(Effect.provide(jsonLogs), Effect.as(0))
+        })
     })
   }).pipe(
     Effect.catchTags({

@@ -4,7 +4,8 @@ import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 
-export const main = NodePath.resolve("dist/cli/main.js")
+/** The built command line: the bundle `npm run build` makes of the tsc output (tests/support/bundle.ts refreshes it). */
+export const main = NodePath.resolve("dist/cli/myclaw.mjs")
 
 export interface Run {
   readonly code: number

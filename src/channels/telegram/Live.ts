@@ -1,8 +1,7 @@
 import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
 import { ConfigFileError } from "../../domain/Errors.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
-import { callApi } from "./Api.js"
-import { makeTelegramChannel, startTelegramPolling, type TelegramChannel, type TelegramSettings } from "./Channel.js"
+import type { TelegramChannel, TelegramSettings } from "./Channel.js"
 import { isValidSecretToken, makeWebhookRoute, TelegramWebhookRoute } from "./Webhook.js"
 
 /** TELEGRAM_BOT_TOKEN turns the channel on; MYCLAW_TELEGRAM_API_ROOT points it at another Bot API server. */
@@ -10,6 +9,9 @@ export const TelegramEnv = Config.all({
   token: Config.option(Config.redacted("TELEGRAM_BOT_TOKEN")),
   apiRoot: Config.option(Config.string("MYCLAW_TELEGRAM_API_ROOT"))
 })
+
+/** The channel's code (grammY with it), loaded only when the channel is on: a service without it starts faster. */
+const loadChannel = Effect.promise(() => Promise.all([import("./Api.js"), import("./Channel.js")]))
 
 const showPairingCode = (channel: TelegramChannel) =>
   Effect.gen(function*() {
@@ -35,6 +37,7 @@ const startWebhook = (settings: TelegramSettings, file: string) =>
         message: `telegram.webhook needs a secret token in ${webhook.secretTokenEnv} (1 to 256 of A-Z a-z 0-9 _ -)`
       })
     }
+    const [{ callApi }, { makeTelegramChannel }] = yield* loadChannel
     const channel = yield* makeTelegramChannel(settings)
     yield* callApi("setWebhook", (signal) =>
       channel.api.setWebhook(webhook.url, {
@@ -69,6 +72,7 @@ export const TelegramLive = Layer.scoped(
       config: config.telegram
     }
     if (config.telegram.webhook !== undefined) return Option.some(yield* startWebhook(settings, file))
+    const [, { startTelegramPolling }] = yield* loadChannel
     yield* showPairingCode(yield* startTelegramPolling(settings))
     return Option.none()
   })

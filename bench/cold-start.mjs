@@ -1,0 +1,188 @@
+// Scenario "cold-start", against the built command line (../dist/cli/myclaw.mjs; npm run build first): the
+// whole process, from spawn to exit (or to the first /health answer), median of COLD_RUNS runs after one
+// unmeasured run. One JSON line on stdout:
+//   help_ms               myclaw --help
+//   budget_ms             myclaw budget, on a workspace that exists
+//   chat_ms               myclaw chat "..." with the scripted provider (one turn: trace, audit record, budget)
+//   serve_health_ms       node dist/cli/myclaw.mjs serve, until GET /health answers 200
+//   npm_start_health_ms   npm start (npm's own start-up included), until GET /health answers 200
+//   node_baseline_ms      node -e 0: the floor on this machine right now (a loaded machine raises every figure)
+//   *_min_ms              the fastest run of each, for the same
+//
+//   COLD_RUNS (default 5)
+//   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default cold-start)
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const cli = path.join(root, process.env.COLD_CLI || 'dist/cli/myclaw.mjs');
+const scenario = process.env.BENCH_SCENARIO || 'cold-start';
+const RUNS = Number(process.env.COLD_RUNS || 5);
+const log = (text) => process.stderr.write(`${scenario}: ${text}\n`);
+
+if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: run npm run build`);
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+const round = (ms) => Math.round(ms);
+
+/** Runs a command to its exit; its wall time in ms. A non-zero exit is an error naming the command. */
+const timed = (command, args, env) =>
+  new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let errors = '';
+    child.stderr.on('data', (chunk) => {
+      errors += chunk.toString();
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const elapsed = performance.now() - started;
+      if (code === 0) resolve(elapsed);
+      else reject(new Error(`${[command, ...args].join(' ')} exited with ${code}:\n${errors}`));
+    });
+  });
+
+const healthy = (port) =>
+  new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode === 200));
+    });
+    request.on('error', () => resolve(false));
+  });
+
+/**
+ * Starts the service (its own process group, so that npm's shell and node stop together), polls /health until
+ * it answers 200: the time from spawn to that answer. The port is fixed per run: the address is known before
+ * the service says it listens.
+ */
+const timedServe = (command, args, env, port) =>
+  new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, args, {
+      cwd: root,
+      env: { ...env, MYCLAW_HTTP_PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let errors = '';
+    let done = false;
+    child.stdout.resume();
+    child.stderr.on('data', (chunk) => {
+      errors += chunk.toString();
+    });
+    const stop = () =>
+      new Promise((stopped) => {
+        if (child.exitCode !== null || child.signalCode !== null) return stopped();
+        child.once('exit', stopped);
+        const signal = (name) => {
+          try {
+            process.kill(-child.pid, name);
+          } catch {
+            stopped();
+          }
+        };
+        signal('SIGTERM');
+        setTimeout(() => signal('SIGKILL'), 10_000).unref();
+      });
+    child.once('exit', (code) => {
+      if (!done) {
+        done = true;
+        reject(new Error(`${[command, ...args].join(' ')} exited with ${code} before /health answered:\n${errors}`));
+      }
+    });
+    const timer = setTimeout(async () => {
+      if (done) return;
+      done = true;
+      await stop();
+      reject(new Error(`${[command, ...args].join(' ')}: no /health answer within 20 s:\n${errors}`));
+    }, 20_000);
+    const poll = async () => {
+      while (!done) {
+        if (await healthy(port)) {
+          const elapsed = performance.now() - started;
+          done = true;
+          clearTimeout(timer);
+          await stop();
+          return resolve(elapsed);
+        }
+        await new Promise((wait) => setTimeout(wait, 5));
+      }
+    };
+    poll();
+  });
+
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const server = http.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+
+/** One unmeasured run, then RUNS measured ones: the median and the fastest. */
+const measure = async (name, once) => {
+  await once();
+  const times = [];
+  for (let i = 0; i < RUNS; i++) times.push(await once());
+  log(`${name}: ${times.map(round).join(' ')} ms`);
+  return { median: round(median(times)), min: round(Math.min(...times)) };
+};
+
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'myclaw-bench-cold-'));
+fs.writeFileSync(path.join(home, 'script.json'), JSON.stringify([{ text: 'Noted.' }]));
+fs.writeFileSync(
+  path.join(home, 'myclaw.json'),
+  JSON.stringify({ tiers: { frontier: [{ provider: 'scripted', script: 'script.json', loop: true }] } }),
+);
+const env = {
+  ...process.env,
+  MYCLAW_HOME: home,
+  MYCLAW_KEY_DIR: path.join(home, '.keys'),
+  MYCLAW_LOG_LEVEL: 'warn',
+  MYCLAW_ADMIN_TOKEN: 'bench',
+};
+const node = process.execPath;
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+try {
+  log(`${RUNS} runs each (after one unmeasured run), workspace ${home}`);
+  const baseline = await measure('node -e 0', () => timed(node, ['-e', '0'], env));
+  const serve = await measure('serve to /health', async () => timedServe(node, [cli, 'serve'], env, await freePort()));
+  const npmStart = await measure('npm start to /health', async () =>
+    timedServe(npm, ['start', '--silent'], env, await freePort()));
+  const chat = await measure('chat', () => timed(node, [cli, 'chat', 'remember: blue'], env));
+  const help = await measure('--help', () => timed(node, [cli, '--help'], env));
+  const budget = await measure('budget', () => timed(node, [cli, 'budget'], env));
+  process.stdout.write(
+    `${JSON.stringify({
+      scenario,
+      runs: RUNS,
+      help_ms: help.median,
+      budget_ms: budget.median,
+      chat_ms: chat.median,
+      serve_health_ms: serve.median,
+      npm_start_health_ms: npmStart.median,
+      node_baseline_ms: baseline.median,
+      help_min_ms: help.min,
+      budget_min_ms: budget.min,
+      chat_min_ms: chat.min,
+      serve_health_min_ms: serve.min,
+      npm_start_health_min_ms: npmStart.min,
+      node_baseline_min_ms: baseline.min,
+      loadavg_1m: Math.round(os.loadavg()[0] * 100) / 100,
+      node: process.version,
+    })}\n`,
+  );
+} finally {
+  fs.rmSync(home, { recursive: true, force: true });
+}

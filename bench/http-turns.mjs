@@ -1,0 +1,156 @@
+// Scenario "http-turns", against the built command line (../dist/cli/myclaw.mjs; npm run build first): a real
+// `myclaw serve` on 127.0.0.1 with the scripted provider (one answer, looped), TURNS_CONC clients posting
+// POST /v1/turns back to back (keep-alive) for TURNS_SECONDS after a short warm-up. Every turn is whole: policy,
+// budget reservation, the trace persisted and its signed audit record. One JSON line on stdout:
+//   turns_per_s          turns answered 200 per second, all clients together
+//   p50_ms, p99_ms       latency of one POST /v1/turns, from request to the whole answer
+//   status_codes         how many answers of each status (anything but 200 is a finding)
+//
+//   TURNS_SECONDS (default 5)  TURNS_CONC (default 16)
+//   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default http-turns)
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const cli = fileURLToPath(new URL('../dist/cli/myclaw.mjs', import.meta.url));
+const scenario = process.env.BENCH_SCENARIO || 'http-turns';
+const SECONDS = Number(process.env.TURNS_SECONDS || 5);
+const CONC = Number(process.env.TURNS_CONC || 16);
+const TOKEN = 'bench-http-turns';
+const log = (text) => process.stderr.write(`${scenario}: ${text}\n`);
+
+if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: run npm run build`);
+
+function startServe(home) {
+  const child = spawn(process.execPath, [cli, 'serve'], {
+    env: {
+      ...process.env,
+      MYCLAW_HOME: home,
+      MYCLAW_KEY_DIR: path.join(home, '.keys'),
+      MYCLAW_HTTP_PORT: '0',
+      MYCLAW_LOG_LEVEL: 'info',
+      MYCLAW_ADMIN_TOKEN: TOKEN,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`myclaw serve did not listen within 20 s:\n${seen}`));
+    }, 20_000);
+    const onData = (chunk) => {
+      seen += chunk.toString();
+      const match = /Listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, address: match[1] });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`myclaw serve exited with ${code}:\n${seen}`));
+    });
+  });
+}
+
+async function hammer(address) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONC });
+  const url = new URL('/v1/turns', address);
+  const codes = new Map();
+  const latencies = [];
+  let session = 0;
+  const post = (record) =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify({ message: 'Remember: the meeting is at 10.', session_id: `bench-${session++ % CONC}` });
+      const started = performance.now();
+      const request = http.request(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            authorization: `Bearer ${TOKEN}`,
+          },
+        },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            if (record) {
+              latencies.push(performance.now() - started);
+              codes.set(response.statusCode, (codes.get(response.statusCode) ?? 0) + 1);
+            }
+            resolve();
+          });
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  const run = async (seconds, record) => {
+    const until = performance.now() + seconds * 1000;
+    await Promise.all(Array.from({ length: CONC }, async () => {
+      while (performance.now() < until) await post(record);
+    }));
+  };
+  try {
+    await run(0.5, false);
+    const started = performance.now();
+    await run(SECONDS, true);
+    const elapsed = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    const at = (q) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] * 10) / 10;
+    return {
+      turnsPerS: Math.round(((codes.get(200) ?? 0) / elapsed) * 10) / 10,
+      p50: at(0.5),
+      p99: at(0.99),
+      count: latencies.length,
+      codes: Object.fromEntries(codes),
+    };
+  } finally {
+    agent.destroy();
+  }
+}
+
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'myclaw-bench-turns-'));
+fs.writeFileSync(path.join(home, 'script.json'), JSON.stringify([{ text: 'Noted.' }]));
+fs.writeFileSync(
+  path.join(home, 'myclaw.json'),
+  JSON.stringify({ tiers: { frontier: [{ provider: 'scripted', script: 'script.json', loop: true }] } }),
+);
+let child;
+try {
+  log(`${CONC} clients for ${SECONDS} s`);
+  const served = await startServe(home);
+  child = served.child;
+  const result = await hammer(served.address);
+  if ((result.codes[200] ?? 0) === 0) throw new Error(`no turn answered 200: ${JSON.stringify(result.codes)}`);
+  process.stdout.write(
+    `${JSON.stringify({
+      scenario,
+      turns_per_s: result.turnsPerS,
+      p50_ms: result.p50,
+      p99_ms: result.p99,
+      turns: result.count,
+      status_codes: result.codes,
+      concurrency: CONC,
+      seconds: SECONDS,
+      node: process.version,
+    })}\n`,
+  );
+} finally {
+  if (child !== undefined && child.exitCode === null) {
+    await new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGTERM');
+    });
+  }
+  fs.rmSync(home, { recursive: true, force: true });
+}

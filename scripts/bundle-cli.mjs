@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// The second half of `npm run build`: bundles the command line (dist/cli/main.js, from tsc) into
+// dist/cli/myclaw.mjs plus the chunks it loads per command (dist/cli/myclaw-chunks/). One file per
+// command path starts much faster than hundreds of modules: the `effect` barrel alone loads every Effect
+// module, the bundle keeps only what is used. The tsc output stays for the library exports.
+//
+//   node scripts/bundle-cli.mjs            # after tsc; prints nothing unless something is wrong
+//   node scripts/bundle-cli.mjs --analyze  # also the size of each package in the bundle, on stderr
+import * as esbuild from 'esbuild';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+
+// Native modules and packages that find files next to themselves at run time stay outside the bundle.
+const external = ['better-sqlite3'];
+
+// The version is read from ../package.json relative to the module; in a chunk that path is elsewhere,
+// so the bundle gets the version as a constant.
+const inlineVersion = {
+  name: 'inline-version',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]dist[\\/]Version\.js$/ }, () => ({
+      contents: `export const version = ${JSON.stringify(pkg.version)}\n`,
+      loader: 'js',
+    }));
+  },
+};
+
+// myclaw's own modules run nothing when imported but define values: what a command does not use is left out of
+// its chunk (esbuild keeps the imports of a module with side effects, even unused ones).
+const ownModulesArePure = {
+  name: 'own-modules-are-pure',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.?\// }, async (args) => {
+      if (args.pluginData === 'resolving' || !args.importer.includes(`${root}dist`)) return undefined;
+      const resolved = await build.resolve(args.path, {
+        importer: args.importer,
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: 'resolving',
+      });
+      if (resolved.errors.length > 0 || !resolved.path.startsWith(`${root}dist`)) return undefined;
+      return { ...resolved, sideEffects: false };
+    });
+  },
+};
+
+// `import { Effect, Layer } from "effect"` goes through the package's index, whose `export * as Effect` makes
+// the bundle keep every function of every module named: the CLI's imports are read as the equivalent
+// `import * as Effect from "effect/Effect"`, whose unused functions are left out. Same for the @effect
+// packages, whose indexes only re-export their modules.
+const barrels = ['effect', '@effect/platform', '@effect/platform-node', '@effect/sql', '@effect/sql-sqlite-node'];
+const functionExports = new Set(['absurd', 'flow', 'hole', 'identity', 'pipe', 'unsafeCoerce']);
+const barrelImport = new RegExp(`^import \\{([^}]*)\\} from "(${barrels.map((b) => b.replace('/', '\\/')).join('|')})";$`, 'gm');
+const throughSubpaths = (source) =>
+  source.replace(barrelImport, (_, names, pkg) =>
+    names
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '')
+      .map((name) => {
+        const [imported, local = imported] = name.split(/\s+as\s+/);
+        return pkg === 'effect' && functionExports.has(imported)
+          ? `import { ${imported} as ${local} } from "effect/Function";`
+          : `import * as ${local} from "${pkg}/${imported}";`;
+      })
+      .join(' '));
+const subpathImports = {
+  name: 'subpath-imports',
+  setup(build) {
+    build.onLoad({ filter: /\.js$/ }, (args) => {
+      if (!args.path.startsWith(`${root}dist`)) return undefined;
+      return { contents: throughSubpaths(readFileSync(args.path, 'utf8')), loader: 'js' };
+    });
+  },
+};
+
+rmSync(new URL('../dist/cli/myclaw-chunks', import.meta.url), { recursive: true, force: true });
+const result = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: { myclaw: 'dist/cli/main.js' },
+  outdir: 'dist/cli',
+  chunkNames: 'myclaw-chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external,
+  // CommonJS dependencies inside an ES module bundle call require() for Node's own modules.
+  banner: { js: 'import { createRequire as __myclawRequire } from "node:module"; const require = __myclawRequire(import.meta.url);' },
+  plugins: [ownModulesArePure, inlineVersion, subpathImports],
+  metafile: true,
+  logLevel: 'warning',
+  legalComments: 'none',
+});
+
+if (process.argv.includes('--metafile')) writeFileSync('dist/cli/myclaw-meta.json', JSON.stringify(result.metafile));
+if (process.argv.includes('--analyze')) {
+  const sizes = new Map();
+  for (const [output, { inputs }] of Object.entries(result.metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(inputs)) {
+      const at = input.lastIndexOf('node_modules/');
+      const parts = at < 0 ? ['(myclaw)'] : input.slice(at + 13).split('/');
+      const name = parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
+      const key = `${output.replace(/^dist\/cli\//, '')}  ${name}`;
+      sizes.set(key, (sizes.get(key) ?? 0) + bytesInOutput);
+    }
+  }
+  for (const [key, bytes] of [...sizes].sort((a, b) => b[1] - a[1])) {
+    if (bytes >= 4096) process.stderr.write(`${(bytes / 1024).toFixed(0).padStart(6)} KB  ${key}\n`);
+  }
+}
