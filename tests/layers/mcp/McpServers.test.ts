@@ -2,10 +2,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import type { ActionStep, ExecutionTrace } from "../../../src/domain/ExecutionTrace.js"
 import { makeHealth } from "../../../src/http/Health.js"
+import { SecretsMemory } from "../../../src/layers/secrets/SecretsMemory.js"
 import { TestLayer } from "../../../src/layers/Test.js"
 import { McpServers } from "../../../src/services/McpServers.js"
 import { ToolRegistry } from "../../../src/services/ToolRegistry.js"
-import { awaitState, httpServer, SecretsMemory, stdioServer, turn } from "./support.js"
+import { awaitState, httpServer, stdioServer, turn } from "./support.js"
 
 const actions = (trace: ExecutionTrace) => trace.steps.filter((s): s is ActionStep => s.kind === "action")
 
@@ -125,9 +126,9 @@ describe("MCP servers", () => {
             servers: { calc: stdioServer({ env: { CANARY: { secret: "MCP_CANARY" } }, readOnlyTools: ["env"] }) }
           }
         },
-        script: [{ toolCalls: [{ name: "calc__env", args: { name: "CANARY" } }] }, { text: "done" }]
-      })),
-      Effect.provide(SecretsMemory({ MCP_CANARY: "canary-4d1f0e" }))
+        script: [{ toolCalls: [{ name: "calc__env", args: { name: "CANARY" } }] }, { text: "done" }],
+        secrets: SecretsMemory({ MCP_CANARY: "canary-4d1f0e" })
+      }))
     ))
 
   it.scoped("a Streamable HTTP server on 127.0.0.1 works, with a secret header", () =>
@@ -145,14 +146,15 @@ describe("MCP servers", () => {
             }
           }
         },
-        script: [{ toolCalls: [{ name: "web__echo", args: { text: "hi over http" } }] }, { text: "done" }]
+        script: [{ toolCalls: [{ name: "web__echo", args: { text: "hi over http" } }] }, { text: "done" }],
+        secrets: SecretsMemory({ WEB_TOKEN: "Bearer tok-93b2" })
       })))
       assert.deepStrictEqual(actions(trace)[0]!.exec_result, {
         status: "success",
         content: "hi over http",
         source: "mcp:web/echo"
       })
-    }).pipe(Effect.provide(SecretsMemory({ WEB_TOKEN: "Bearer tok-93b2" }))))
+    }))
 
   it.scoped("a server that cannot start leaves its tools out and is reported down; the rest of the catalog works", () =>
     Effect.gen(function*() {
@@ -163,8 +165,8 @@ describe("MCP servers", () => {
       assert.deepInclude(status!, { name: "calc", state: "down", tools: 0 })
     }).pipe(
       Effect.provide(TestLayer({
-        config: { mcp: { servers: { calc: stdioServer({ env: { CANARY: { secret: "ABSENT" } } }) } } }
-      })),
-      Effect.provide(SecretsMemory({}))
+        config: { mcp: { servers: { calc: stdioServer({ env: { CANARY: { secret: "ABSENT" } } }) } } },
+        secrets: SecretsMemory({})
+      }))
     ))
 })

@@ -1,10 +1,8 @@
-import { Effect, Layer, Redacted, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { SecretError } from "../../../src/domain/SecretError.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
 import { McpServers, type McpServerStatus } from "../../../src/services/McpServers.js"
-import { Secrets } from "../../../src/services/Secrets.js"
 
 /** The test MCP server (written with the SDK), spawned with the running node. */
 export const serverScript = fileURLToPath(new URL("../../fixtures/mcp/server.mjs", import.meta.url))
@@ -28,25 +26,6 @@ export const awaitState = (name: string, state: McpServerStatus["state"]) =>
       Effect.flatten,
       Effect.orDie
     ))
-
-/** A secret store in memory: resolves the given values and redacts every one it was asked for. */
-export const SecretsMemory = (values: Readonly<Record<string, string>>) => {
-  const resolved = new Map<string, string>()
-  return Layer.succeed(
-    Secrets,
-    Secrets.of({
-      resolve: (name) => {
-        const value = values[name]
-        if (value === undefined) {
-          return Effect.fail(new SecretError({ name, reason: "Missing", message: `no secret named ${name}` }))
-        }
-        resolved.set(name, value)
-        return Effect.succeed(Redacted.make(value))
-      },
-      redact: (text) => [...resolved].reduce((out, [name, value]) => out.split(value).join(`[secret:${name}]`), text)
-    })
-  )
-}
 
 /** The test server over Streamable HTTP on 127.0.0.1, for the scope; its port. */
 export const httpServer = (token: string) =>
