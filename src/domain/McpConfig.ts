@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { ConfigValue } from "./SecretRef.js"
+import { SecretOrString } from "./SecretRef.js"
 
 const withDefault = <S extends Schema.Schema.AnyNoContext>(schema: S, value: () => Schema.Schema.Type<S>) =>
   Schema.optionalWith(schema, { default: value })
@@ -24,9 +24,9 @@ const HttpUrl = Schema.String.pipe(
 export const McpServerConfig = Schema.Struct({
   command: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
   args: withDefault(Schema.Array(Schema.String), () => []),
-  env: withDefault(Schema.Record({ key: EnvName, value: ConfigValue }), () => ({})),
+  env: withDefault(Schema.Record({ key: EnvName, value: SecretOrString }), () => ({})),
   url: Schema.optional(HttpUrl),
-  headers: withDefault(Schema.Record({ key: HeaderName, value: ConfigValue }), () => ({})),
+  headers: withDefault(Schema.Record({ key: HeaderName, value: SecretOrString }), () => ({})),
   readOnlyTools: withDefault(Schema.Array(Schema.String.pipe(Schema.minLength(1))), () => [])
 }).pipe(Schema.filter((server) => {
   if (server.command === undefined && server.url === undefined) {

@@ -39,7 +39,3 @@ export const resolveSecretRefs = (
         : Effect.succeed([key, value] as const)),
     (entries) => Object.fromEntries(entries)
   )
-
-/** A configuration value written in the file, or the name of a secret that stands for it. */
-export const ConfigValue = SecretOrString
-export type ConfigValue = SecretOrString

@@ -2,11 +2,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Tool as McpToolInfo } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect, Exit, Option, Redacted } from "effect"
+import { Deferred, Effect, Exit } from "effect"
 import type { Scope } from "effect"
 import type { McpServerConfig } from "../../domain/McpConfig.js"
 import { McpError } from "../../domain/McpError.js"
-import type { ConfigValue } from "../../domain/SecretRef.js"
+import { resolveSecretRefs, type SecretOrString } from "../../domain/SecretRef.js"
 import type { Secrets } from "../../services/Secrets.js"
 import { version } from "../../Version.js"
 
@@ -24,29 +24,10 @@ const STDERR_TAIL = 2_000
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** Env or header values with every `{"secret": NAME}` resolved: done at connection time, never stored. */
-const resolveValues = (
-  server: string,
-  values: Readonly<Record<string, ConfigValue>>,
-  secrets: Option.Option<Secrets["Type"]>
-) =>
-  Effect.forEach(Object.entries(values), ([key, value]) => {
-    if (typeof value === "string") return Effect.succeed([key, value] as const)
-    return Option.match(secrets, {
-      onNone: () =>
-        Effect.fail(
-          new McpError({
-            server,
-            reason: "Secret",
-            message: `${key} names the secret ${value.secret}, but no secret store is available`
-          })
-        ),
-      onSome: (store) =>
-        store.resolve(value.secret).pipe(
-          Effect.map((redacted) => [key, Redacted.value(redacted)] as const),
-          Effect.mapError((error) => new McpError({ server, reason: "Secret", message: `${key}: ${error.message}` }))
-        )
-    })
-  }).pipe(Effect.map((entries) => Object.fromEntries(entries)))
+const resolveValues = (server: string, values: Readonly<Record<string, SecretOrString>>, secrets: Secrets["Type"]) =>
+  resolveSecretRefs(values, secrets.resolve).pipe(
+    Effect.mapError((error) => new McpError({ server, reason: "Secret", message: error.message }))
+  )
 
 const listAllTools = (client: Client, timeout: number) =>
   Effect.tryPromise({
@@ -71,7 +52,7 @@ export const connectMcp = (
   name: string,
   server: McpServerConfig,
   timeoutMs: number,
-  secrets: Option.Option<Secrets["Type"]>
+  secrets: Secrets["Type"]
 ): Effect.Effect<McpConnection, McpError, Scope.Scope> =>
   Effect.gen(function*() {
     const client = new Client({ name: "myclaw", version })

@@ -44,10 +44,9 @@ const supervise = (options: {
   readonly current: Ref.Ref<Option.Option<McpConnection>>
   readonly statuses: Statuses
   readonly first: Deferred.Deferred<Option.Option<McpConnection>>
-  readonly redact: (text: string) => string
 }) =>
   Effect.gen(function*() {
-    const { current, first, mcp, name, redact, server, statuses } = options
+    const { current, first, mcp, name, server, statuses } = options
     let failures = 0
     let connections = 0
     while (true) {
@@ -70,7 +69,7 @@ const supervise = (options: {
       const retryAt = now + restartDelay(mcp.restart, failures)
       yield* update(statuses, name, (s) => ({ ...s, state: "down", retryAt }))
       yield* Effect.logWarning(
-        `MCP server ${name} is down (${redact(downReason(exit))}); next attempt in ${retryAt - now} ms`
+        `MCP server ${name} is down (${downReason(exit)}); next attempt in ${retryAt - now} ms`
       )
       // Sleeping until a time (not for a duration) lets a test clock that already passed it wake the loop at once.
       yield* Effect.flatMap(
@@ -87,8 +86,7 @@ const supervise = (options: {
  */
 export const makeMcpServers = (mcp: McpConfig, timeoutMs: number) =>
   Effect.gen(function*() {
-    const secrets = yield* Effect.serviceOption(Secrets)
-    const redact = Option.match(secrets, { onNone: () => (text: string) => text, onSome: (s) => s.redact })
+    const secrets = yield* Secrets
     const entries = Object.entries(mcp.servers)
     const statuses = yield* SubscriptionRef.make<ReadonlyArray<McpServerStatus>>(entries.map(([name, server]) => ({
       name,
@@ -109,7 +107,7 @@ export const makeMcpServers = (mcp: McpConfig, timeoutMs: number) =>
         const current = yield* Ref.make(Option.none<McpConnection>())
         const first = yield* Deferred.make<Option.Option<McpConnection>>()
         yield* Effect.forkScoped(
-          supervise({ name, server, mcp, connect, current, statuses, first, redact })
+          supervise({ name, server, mcp, connect, current, statuses, first })
         )
         return { name, server, current, first }
       }))
@@ -125,7 +123,7 @@ export const makeMcpServers = (mcp: McpConfig, timeoutMs: number) =>
         const toolName = mcpToolName(name, info.name)
         return toolName === undefined
           ? []
-          : [makeMcpTool({ server: name, config: server, info, name: toolName, current, timeoutMs, redact })]
+          : [makeMcpTool({ server: name, config: server, info, name: toolName, current, timeoutMs })]
       })
       for (const info of connection.value.tools) {
         if (mcpToolName(name, info.name) === undefined) {

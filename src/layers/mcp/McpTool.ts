@@ -45,9 +45,8 @@ export const makeMcpTool = (options: {
   readonly name: string
   readonly current: Ref.Ref<Option.Option<McpConnection>>
   readonly timeoutMs: number
-  readonly redact: (text: string) => string
 }): Tool => {
-  const { config, current, info, redact, server, timeoutMs } = options
+  const { config, current, info, server, timeoutMs } = options
   const jsonSchema = selfContainedJsonSchema(info.inputSchema)
   const source = `mcp:${server}/${info.name}`
   const run = (args: unknown) =>
@@ -65,10 +64,10 @@ export const makeMcpTool = (options: {
       }))
       if (outcome._tag === "Left") {
         if (yield* Deferred.isDone(closed)) return unavailable(server, ": the connection closed during the call")
-        return { status: "failed", content: redact(`${server}/${info.name}: ${outcome.left}`), source } as const
+        return { status: "failed", content: `${server}/${info.name}: ${outcome.left}`, source } as const
       }
       const result = outcome.right
-      const text = redact(contentText(result))
+      const text = contentText(result)
       if (result.isError === true) return { status: "failed", content: text, source } as const
       if (text.trim() === "") {
         return { status: "empty", content: `${server}/${info.name} returned nothing`, source } as const

@@ -27,7 +27,6 @@ export const awaitState = (name: string, state: McpServerStatus["state"]) =>
       Effect.orDie
     ))
 
-/** A secret store in memory: resolves the given values and redacts every one it was asked for. */
 /** The test server over Streamable HTTP on 127.0.0.1, for the scope; its port. */
 export const httpServer = (token: string) =>
   Effect.acquireRelease(
