@@ -16,6 +16,7 @@ import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
 import { MetricsLive } from "./MetricsLive.js"
 import { PolicyLive } from "./PolicyLive.js"
 import { PromptBuilderLive } from "./PromptBuilderLive.js"
+import { RunningTurnsLive } from "./RunningTurnsLive.js"
 import { TraceSinkLive } from "./TraceSinkLive.js"
 
 /** What every part may use: the configuration, the workspace and the platform. */
@@ -114,7 +115,7 @@ export const makeAppLayer = <
   >
 ) => {
   const services = Layer.mergeAll(parts.llm, parts.approvals).pipe(
-    Layer.provideMerge(Layer.merge(PromptBuilderLive, PolicyLive)),
+    Layer.provideMerge(Layer.mergeAll(PromptBuilderLive, PolicyLive, RunningTurnsLive)),
     Layer.provideMerge(Layer.merge(parts.tools, parts.traceStore)),
     Layer.provideMerge(makeStateLayer(parts))
   )

@@ -1,6 +1,6 @@
 import { Cause, Clock, Data, Effect, Exit, Fiber, Ref, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
-import type { BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
+import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
@@ -8,8 +8,10 @@ import { Budget } from "../../services/Budget.js"
 import { DrawnIds, IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
+import { RunningTurns } from "../../services/RunningTurns.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
+import { decide, ruleCommand } from "../rules/Rules.js"
 import { recordingReads } from "./BudgetReads.js"
 import { execute, observe } from "./Execute.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
@@ -49,7 +51,7 @@ const internalErrorMessage = "I could not finish this request because of an inte
 export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
   // The ids this turn draws, wherever they are drawn (prompt wrappers, approvals, budget reservations).
   const drawn: Array<DrawnId> = []
-  return yield* Effect.locally(turn(input, drawn), DrawnIds, drawn)
+  return yield* (yield* RunningTurns).track(input.sessionId, Effect.locally(turn(input, drawn), DrawnIds, drawn))
 })
 
 const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
@@ -181,7 +183,26 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
     return Next.End({ outcome: "success", response: `${response.text}\n\n${softCapNotice(after)}` })
   })
 
+  /** A command with a closed meaning: answered by its rule, its calls (if any) through the same gates. */
+  const applyRule = (name: string) =>
+    Effect.gen(function*() {
+      yield* update((current) => TurnState.routed(current, "rule", `/${name} is answered by its rule, without a model`))
+      const decision = yield* decide(name, input, traceId)
+      for (const [key, value] of Object.entries(decision.metadata ?? {})) {
+        yield* update((current) => TurnState.withMetadata(current, key, value))
+      }
+      if (decision._tag === "Answer") return { outcome: decision.outcome, response: decision.response }
+      const before = (yield* Ref.get(state)).steps.length
+      yield* update((current) => TurnState.proposed(current, decision.calls))
+      const next = yield* act(decision.calls)
+      if (next._tag === "End") return next
+      const steps = (yield* Ref.get(state)).steps.slice(before).filter((s): s is ActionStep => s.kind === "action")
+      return { outcome: "success", response: decision.answer(steps) } as const
+    })
+
   const loop = Effect.gen(function*() {
+    const rule = ruleCommand(input.userMessage)
+    if (rule !== undefined) return yield* applyRule(rule.name)
     // Refused before any model is paid: a turn that cannot be recorded does not run.
     const ready = yield* Effect.either(audit.ready)
     if (ready._tag === "Left") {
