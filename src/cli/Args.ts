@@ -21,6 +21,7 @@ export type Command = Data.TaggedEnum<{
   Backup: { readonly dest: string | undefined }
   Digest: { readonly day: string; readonly polish: boolean }
   BudgetOverride: { readonly until: string; readonly reason: string }
+  Plans: { readonly action: "list" | "show" | "forget"; readonly id: string | undefined }
   Help: {}
   Version: {}
 }>
@@ -40,6 +41,7 @@ export const usage = `Usage:
   myclaw backup [--dest DIR]                       a tar.gz of the workspace, with the retention of old ones
   myclaw budget                                    today's spend, the caps, what remains, when it resets
   myclaw budget override --until HH:MM --reason "..."   lift the hard cap until HH:MM today (audited)
+  myclaw plans list | show ID | forget ID          the cached plans the fast path reuses
 ${replayUsage}
   myclaw help, <command> --help                    this text
   myclaw --version                                 the version
@@ -50,6 +52,20 @@ MYCLAW_ADMIN_TOKEN (for /metrics and POST /v1/turns), MYCLAW_KEY_DIR (the audit 
 OTEL_EXPORTER_OTLP_ENDPOINT (spans over OTLP/HTTP).`
 
 const fail = (message: string) => Either.left(new UsageError({ message }))
+
+const parsePlans = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
+  const [action = "list", id, ...extra] = args
+  if (action === "list") {
+    return args.length <= 1
+      ? Either.right(Command.Plans({ action, id: undefined }))
+      : fail("plans list takes no arguments")
+  }
+  if (action !== "show" && action !== "forget") {
+    return fail(`plans: unknown action ${action} (list, show ID, forget ID)`)
+  }
+  if (id === undefined || extra.length > 0) return fail(`plans ${action} takes one plan id (see myclaw plans list)`)
+  return Either.right(Command.Plans({ action, id }))
+}
 
 const parseChat = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
   let message: string | undefined
@@ -195,6 +211,8 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, U
       }
       return Either.right(Command.Digest({ day: days[0] ?? "today", polish }))
     }
+    case "plans":
+      return parsePlans(rest)
     case "doctor":
       return rest.length === 0
         ? Either.right(Command.Doctor())

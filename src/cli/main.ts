@@ -14,6 +14,7 @@ import {
   StateLayer,
   StateReadOnlyLayer
 } from "../layers/Main.js"
+import { PlanCacheSqlite } from "../layers/plans/PlanCacheSqlite.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
@@ -24,6 +25,7 @@ import { backupCommand } from "./Backup.js"
 import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { digestCommand } from "./Digest.js"
 import { doctor } from "./Doctor.js"
+import { plansCommand } from "./Plans.js"
 import { replayCli } from "./ReplayCli.js"
 
 const levels: Record<string, LogLevel.LogLevel> = {
@@ -97,6 +99,11 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       AuditVerify: (options) => auditVerify(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditResume: (options) => auditResume(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
+      Plans: (options) =>
+        plansCommand(options).pipe(
+          Effect.provide(PlanCacheSqlite.pipe(Layer.provideMerge(BaseLayer))),
+          Effect.provide(stderrLogs)
+        ),
       Backup: (options) => backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Digest: (options) =>
         Effect.as(
@@ -123,6 +130,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       TraceStoreError: (error) => Effect.as(Console.error(`myclaw: trace store ${error.path}: ${error.message}`), 1),
       AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1),
       HttpListenError: (error) => Effect.as(Console.error(`myclaw: ${error.message}`), 1),
+      PlanCacheError: (error) => Effect.as(Console.error(`myclaw: plans ${error.path}: ${error.message}`), 1),
       BudgetStoreError: (error) => Effect.as(Console.error(`myclaw: budget ${error.path}: ${error.message}`), 1)
     }),
     Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))

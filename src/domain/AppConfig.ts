@@ -120,6 +120,15 @@ const Digest = Schema.Struct({
   dailyAt: withDefault(Schema.NullOr(ClockTime), () => "22:00")
 })
 
+const Plans = Schema.Struct({
+  /** Reuse a cached plan for the same request (fast path); every step still passes every check. */
+  enabled: withDefault(Schema.Boolean, () => true),
+  /** Reuse a plan confirmed at least twice for a similar request whose variable parts are its arguments. */
+  autopath: withDefault(Schema.Boolean, () => false),
+  /** How similar (shared words over all words) a request must be to a plan's for autopath. */
+  similarity: withDefault(Schema.Number.pipe(Schema.between(0, 1)), () => 0.6)
+})
+
 /** myclaw.json; every field has a default, so `{}` is a valid configuration. */
 export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   tiers: withDefault(Tiers, () => ({ frontier: [], "local-fast": [] })),
@@ -151,7 +160,8 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
     }),
     () => ({ fsync: "batch" as const, recordRequests: false })
   ),
-  telegram: withDefault(TelegramConfig, defaultTelegramConfig)
+  telegram: withDefault(TelegramConfig, defaultTelegramConfig),
+  plans: withDefault(Plans, () => ({ enabled: true, autopath: false, similarity: 0.6 }))
 }) {}
 
 export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })

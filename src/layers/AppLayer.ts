@@ -8,12 +8,14 @@ import type { Budget } from "../services/Budget.js"
 import type { IdGenerator } from "../services/IdGenerator.js"
 import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
+import type { PlanCache } from "../services/PlanCache.js"
 import type { Policy } from "../services/Policy.js"
 import type { ToolRegistry } from "../services/ToolRegistry.js"
 import type { TraceStore } from "../services/TraceStore.js"
 import type { Workspace } from "../services/Workspace.js"
 import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
 import { MetricsLive } from "./MetricsLive.js"
+import { PlanCacheSqlite } from "./plans/PlanCacheSqlite.js"
 import { PolicyLive } from "./PolicyLive.js"
 import { PromptBuilderLive } from "./PromptBuilderLive.js"
 import { RunningTurnsLive } from "./RunningTurnsLive.js"
@@ -64,6 +66,8 @@ export interface AppParts<
     EApprovals,
     Foundation | AuditLog | IdGenerator | Policy
   >
+  /** The plan cache (default: the workspace's SQLite file). */
+  readonly plans?: Layer.Layer<PlanCache, never, Foundation>
 }
 
 /** The audit log and the budget kept beside it (what the budget commands need, without the turn's services). */
@@ -115,7 +119,9 @@ export const makeAppLayer = <
   >
 ) => {
   const services = Layer.mergeAll(parts.llm, parts.approvals).pipe(
-    Layer.provideMerge(Layer.mergeAll(PromptBuilderLive, PolicyLive, RunningTurnsLive)),
+    Layer.provideMerge(
+      Layer.mergeAll(PromptBuilderLive, PolicyLive, RunningTurnsLive, parts.plans ?? PlanCacheSqlite)
+    ),
     Layer.provideMerge(Layer.merge(parts.tools, parts.traceStore)),
     Layer.provideMerge(makeStateLayer(parts))
   )

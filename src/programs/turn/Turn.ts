@@ -14,6 +14,7 @@ import { TraceSink } from "../../services/TraceSink.js"
 import { decide, ruleCommand } from "../rules/Rules.js"
 import { recordingReads } from "./BudgetReads.js"
 import { execute, observe } from "./Execute.js"
+import { fastPath, rememberPlan } from "./FastPath.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
 import {
   budgetHitMessage,
@@ -221,6 +222,10 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
     }
     const prompt = built.right
     yield* update((current) => TurnState.prompted(current, prompt))
+    // A cached plan first: its calls pass the same gates; whatever stops it hands the turn to the loop below.
+    const fast = yield* fastPath(input, traceId, { act, state: Ref.get(state), update })
+    if (fast._tag === "Served") return fast
+    yield* update((current) => TurnState.routed(current, "react", fast.reason))
     for (let n = 0; n < config.maxSteps; n++) {
       yield* reportProgress({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
       const next = yield* step
@@ -245,7 +250,9 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
           )
         )
       }
-      const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis, drawn, budgetReads)
+      const closed = yield* Ref.get(state)
+      yield* rememberPlan(closed)
+      const trace = TurnState.toTrace(closed, yield* Clock.currentTimeMillis, drawn, budgetReads)
       yield* sink.close(trace)
       return trace
     })
