@@ -1,7 +1,14 @@
 import { Clock, Data, Effect, Either, Option } from "effect"
-import { type CachedPlan, normaliseRequest, planSignature, signatureChange } from "../../domain/CachedPlan.js"
+import { generalise, similarity } from "../../domain/Autopath.js"
+import {
+  type CachedPlan,
+  normaliseRequest,
+  type PlanAnswer,
+  planSignature,
+  signatureChange
+} from "../../domain/CachedPlan.js"
 import type { ActionStep, Outcome } from "../../domain/ExecutionTrace.js"
-import { resolveArgs, type StepOutput } from "../../domain/Plan.js"
+import { type Plan, resolveArgs, type StepOutput } from "../../domain/Plan.js"
 import { extractPlan } from "../../domain/PlanExtraction.js"
 import { validatePlan } from "../../domain/PlanValidation.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
@@ -39,23 +46,65 @@ export interface TurnOps<E, R> {
 const lastAction = (state: TurnState.TurnState): ActionStep | undefined =>
   [...state.steps].reverse().find((step): step is ActionStep => step.kind === "action")
 
-/** The cached plan for this very request, with its signatures and validation checked; or why there is none. */
+/** The plan a turn runs: a cached one as it is (fast), or generalised to a similar request (auto). */
+interface Chosen {
+  readonly cached: CachedPlan
+  readonly plan: Plan
+  readonly answer: PlanAnswer
+  readonly path: "fast" | "auto"
+}
+
+/** Why a plan may not run now: a tool changed since it was cached, or it no longer validates. */
+const stale = (cached: CachedPlan, plan: Plan) =>
+  Effect.gen(function*() {
+    const { config } = yield* MyclawConfig
+    const registry = yield* ToolRegistry
+    const changed = signatureChange(cached, registry.find)
+    if (changed !== undefined) return `cached plan ${cached.id} not reused: ${changed}`
+    const problems = validatePlan(plan, registry.find, config.maxSteps)
+    return problems.length > 0 ? `cached plan ${cached.id} no longer validates: ${problems.join("; ")}` : undefined
+  })
+
+/** A plan confirmed often enough whose request is similar to this one, generalised to it; or why there is none. */
+const similarPlan = (request: string, threshold: number) =>
+  Effect.gen(function*() {
+    const plans = yield* (yield* PlanCache).list
+    const ranked = [...plans].sort((a, b) => similarity(b.request, request) - similarity(a.request, request))
+    let why = "no cached plan is similar enough"
+    for (const cached of ranked) {
+      const generalised = generalise(cached, request, threshold)
+      if (Either.isLeft(generalised)) {
+        if (similarity(cached.request, request) >= threshold) why = generalised.left
+        continue
+      }
+      const problem = yield* stale(cached, generalised.right.plan)
+      if (problem !== undefined) {
+        why = problem
+        continue
+      }
+      return Either.right<Chosen>({ cached, ...generalised.right, path: "auto" })
+    }
+    return Either.left(why)
+  })
+
+/** The cached plan for this request (or, with autopath, a similar one), checked; or why there is none. */
 const findPlan = (request: string) =>
   Effect.gen(function*() {
     const { config } = yield* MyclawConfig
     if (!config.plans.enabled) return Either.left("plans are off (plans.enabled in myclaw.json)")
-    const registry = yield* ToolRegistry
-    const found = yield* Effect.either((yield* PlanCache).lookup(request))
+    const cache = yield* PlanCache
+    const found = yield* Effect.either(cache.lookup(request))
     if (Either.isLeft(found)) return Either.left(`the plan cache is unavailable (${found.left.message})`)
-    if (Option.isNone(found.right)) return Either.left("no cached plan for this request")
-    const cached = found.right.value
-    const changed = signatureChange(cached, registry.find)
-    if (changed !== undefined) return Either.left(`cached plan ${cached.id} not reused: ${changed}`)
-    const problems = validatePlan(cached.plan, registry.find, config.maxSteps)
-    if (problems.length > 0) {
-      return Either.left(`cached plan ${cached.id} no longer validates: ${problems.join("; ")}`)
+    if (Option.isNone(found.right)) {
+      if (!config.plans.autopath) return Either.left("no cached plan for this request")
+      const similar = yield* Effect.either(similarPlan(request, config.plans.similarity))
+      if (Either.isLeft(similar)) return Either.left(`the plan cache is unavailable (${similar.left.message})`)
+      return Either.mapLeft(similar.right, (why) => `no cached plan for this request; autopath: ${why}`)
     }
-    return Either.right(cached)
+    const cached = found.right.value
+    const problem = yield* stale(cached, cached.plan)
+    if (problem !== undefined) return Either.left(problem)
+    return Either.right<Chosen>({ cached, plan: cached.plan, answer: cached.answer, path: "fast" })
   })
 
 /**
@@ -63,11 +112,12 @@ const findPlan = (request: string) =>
  * call passes (validation, policy, approval with taint, the write-ahead audit record); references resolve from
  * the results of this run only. The answer comes from the plan's template, or from one local-fast call.
  */
-export const runPlan = <E, R>(cached: CachedPlan, traceId: string, ops: TurnOps<E, R>, recordRequests: boolean) =>
+const runPlan = <E, R>(chosen: Chosen, traceId: string, ops: TurnOps<E, R>, recordRequests: boolean) =>
   Effect.gen(function*() {
+    const { cached } = chosen
     const registry = yield* ToolRegistry
     const outputs: Array<StepOutput> = []
-    for (const [i, step] of cached.plan.steps.entries()) {
+    for (const [i, step] of chosen.plan.steps.entries()) {
       const at = i + 1
       const args = resolveArgs(step.args, at, outputs)
       if (Either.isLeft(args)) return FastPath.Fallback({ reason: `cached plan ${cached.id} stopped: ${args.left}` })
@@ -89,18 +139,19 @@ export const runPlan = <E, R>(cached: CachedPlan, traceId: string, ops: TurnOps<
       }
       outputs.push({ tool, result: ran.exec_result })
     }
-    if (cached.answer.kind === "template") {
-      const text = resolveArgs(cached.answer.text, cached.plan.steps.length + 1, outputs)
+    const answer = chosen.answer
+    if (answer.kind === "template") {
+      const text = resolveArgs(answer.text, chosen.plan.steps.length + 1, outputs)
       return Either.isRight(text) && typeof text.right === "string"
         ? FastPath.Served({ outcome: "success", response: text.right })
         : FastPath.Fallback({ reason: `cached plan ${cached.id}: its answer template could not be filled` })
     }
     const state = yield* ops.state
-    const request = { tier: cached.answer.tier, system: state.system, messages: state.messages, tools: [] } as const
+    const request = { tier: answer.tier, system: state.system, messages: state.messages, tools: [] } as const
     const thought = yield* think(request, recordRequests)
     if (thought._tag === "Failed") {
       return FastPath.Fallback({
-        reason: `cached plan ${cached.id}: the ${cached.answer.tier} answer failed (${thought.error.message})`
+        reason: `cached plan ${cached.id}: the ${answer.tier} answer failed (${thought.error.message})`
       })
     }
     yield* ops.update((current) => TurnState.thought(current, thought.step, thought.response))
@@ -113,14 +164,22 @@ export const fastPath = <E, R>(input: TurnInput, traceId: string, ops: TurnOps<E
     const request = normaliseRequest(input.userMessage)
     const found = yield* findPlan(request)
     if (Either.isLeft(found)) return FastPath.Fallback({ reason: found.left })
-    const cached = found.right
+    const chosen = found.right
+    const { cached } = chosen
     const { config } = yield* MyclawConfig
     yield* ops.update((state) =>
-      TurnState.routed(state, "fast", `cached plan ${cached.id} (served ${cached.successes} time(s) before)`)
+      TurnState.routed(
+        state,
+        chosen.path,
+        chosen.path === "fast"
+          ? `cached plan ${cached.id} (served ${cached.successes} time(s) before)`
+          : `cached plan ${cached.id} generalised from "${cached.request}" (served ${cached.successes} time(s))`
+      )
     )
-    const result = yield* runPlan(cached, traceId, ops, config.traces.recordRequests)
+    const result = yield* runPlan(chosen, traceId, ops, config.traces.recordRequests)
     const succeeded = result._tag === "Served" && result.outcome === "success"
-    if (result._tag === "Fallback" || succeeded) {
+    // A generalised run is not counted against the plan of the request it came from.
+    if (chosen.path === "fast" && (result._tag === "Fallback" || succeeded)) {
       yield* (yield* PlanCache).used(cached.id, succeeded, yield* Clock.currentTimeMillis).pipe(
         Effect.catchAll((error) => Effect.logWarning(`plan ${cached.id}: its use was not counted: ${error.message}`))
       )
