@@ -31,6 +31,8 @@ const SCENARIOS = [
   { name: 'audit', script: 'audit.mjs', env: {} },
   // Replay of a recorded 10-step turn through the whole runtime, and eval throughput over 1,000 traces.
   { name: 'replay', script: 'replay.mjs', env: {} },
+  // The same 5-step request served by the ReAct loop and by the fast path: LLM calls, tokens, overhead per turn.
+  { name: 'plans', script: 'plans.mjs', env: {} },
 ];
 
 const KNOBS = ['STEPS', 'WARMUP', 'RUNS', 'CONC', 'CONC_RUNS', 'HOLD'];
