@@ -8,6 +8,7 @@ import { BudgetLive, BudgetReadOnly } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
 import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
+import { PlanCacheNone } from "./plans/PlanCacheSqlite.js"
 import { ToolRegistryLive } from "./tools/ToolRegistryLive.js"
 import { TraceStoreFile } from "./traces/TraceStoreFile.js"
 import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
@@ -46,7 +47,7 @@ export const StateReadOnlyLayer = makeStateLayer({ ...LiveParts, budget: BudgetR
  * The graph over an existing workspace, for commands that read it (the digest): a mistyped MYCLAW_HOME is an
  * error, never a new workspace; what they write is only what they must audit (a paid polish of the digest).
  */
-export const ExistingWorkspaceLayer = makeAppLayer({ ...LiveParts, base: ReadOnlyBaseLayer })
+export const ExistingWorkspaceLayer = makeAppLayer({ ...LiveParts, base: ReadOnlyBaseLayer, plans: PlanCacheNone })
 
 /** The whole graph from configuration: composed once, at the edge. */
 export const MainLayer = makeAppLayer(LiveParts)
