@@ -35,6 +35,8 @@ const SCENARIOS = [
   { name: 'cold-start', script: 'cold-start.mjs', env: {} },
   // POST /v1/turns on a real `myclaw serve` with the scripted provider, 16 clients on 127.0.0.1: turns/s, p99.
   { name: 'http-turns', script: 'http-turns.mjs', env: {} },
+  // The same 5-step request served by the ReAct loop and by the fast path: LLM calls, tokens, overhead per turn.
+  { name: 'plans', script: 'plans.mjs', env: {} },
 ];
 
 const KNOBS = ['STEPS', 'WARMUP', 'RUNS', 'CONC', 'CONC_RUNS', 'HOLD'];

@@ -141,7 +141,13 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
   // policy allows it), the file trace store, the signed file audit log (one trace record per conversation)
   // and the file budget, all in the workspace.
   process.env.MYCLAW_KEY_DIR = path.join(workspace, '.bench-keys');
-  const config = M.AppConfig.AppConfig.make({ maxSteps: STEPS, traces: { fsync, recordRequests: false }, audit: { fsync } });
+  // The workload measures the ReAct loop: cached plans (which would serve the repeated request) are off.
+  const config = M.AppConfig.AppConfig.make({
+    maxSteps: STEPS,
+    traces: { fsync, recordRequests: false },
+    audit: { fsync },
+    plans: { enabled: false, autopath: false, similarity: 0.6 },
+  });
   const ConfigBench = M.MyclawConfigFixed(config);
   const WorkspaceBench = Layer.effect(M.Workspace, M.makeWorkspace(workspace));
   const TraceStoreBench = Layer.scoped(M.TraceStore, M.makeTraceStoreFile(path.join(workspace, '.audit', 'traces'), fsync));

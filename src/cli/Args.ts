@@ -24,6 +24,7 @@ export type Command = Data.TaggedEnum<{
   SecretsSet: { readonly name: string }
   SecretsList: {}
   SecretsRm: { readonly name: string }
+  Plans: { readonly action: "list" | "show" | "forget"; readonly id: string | undefined }
   Help: {}
   Version: {}
 }>
@@ -46,6 +47,7 @@ export const usage = `Usage:
   myclaw secrets set NAME                          store a secret, its value read from stdin (audited)
   myclaw secrets list                              the stored secrets: names and last change, never values
   myclaw secrets rm NAME                           remove a secret (audited)
+  myclaw plans list | show ID | forget ID          the cached plans the fast path reuses
 ${replayUsage}
   myclaw help, <command> --help                    this text
   myclaw --version                                 the version
@@ -58,6 +60,20 @@ file ~/.config/myclaw/secret.key, mode 0600, outside the workspace),
 OTEL_EXPORTER_OTLP_ENDPOINT (spans over OTLP/HTTP).`
 
 const fail = (message: string) => Either.left(new UsageError({ message }))
+
+const parsePlans = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
+  const [action = "list", id, ...extra] = args
+  if (action === "list") {
+    return args.length <= 1
+      ? Either.right(Command.Plans({ action, id: undefined }))
+      : fail("plans list takes no arguments")
+  }
+  if (action !== "show" && action !== "forget") {
+    return fail(`plans: unknown action ${action} (list, show ID, forget ID)`)
+  }
+  if (id === undefined || extra.length > 0) return fail(`plans ${action} takes one plan id (see myclaw plans list)`)
+  return Either.right(Command.Plans({ action, id }))
+}
 
 const parseChat = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
   let message: string | undefined
@@ -238,6 +254,8 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, U
       }
       return Either.right(Command.Digest({ day: days[0] ?? "today", polish }))
     }
+    case "plans":
+      return parsePlans(rest)
     case "doctor":
       return rest.length === 0
         ? Either.right(Command.Doctor())

@@ -127,6 +127,16 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       SecretsList: () => secrets((module, layers) => module.secretsList.pipe(Effect.provide(layers.SecretsReadLayer))),
       SecretsRm: (options) =>
         secrets((module, layers) => module.secretsRm(options).pipe(Effect.provide(layers.SecretsAdminLayer))),
+      Plans: (options) =>
+        Effect.gen(function*() {
+          const { plansCommand } = yield* load(() => import("./Plans.js"))
+          const { PlanCacheSqlite } = yield* load(() => import("../layers/plans/PlanCacheSqlite.js"))
+          const { BaseLayer } = yield* load(() => import("../layers/Base.js"))
+          return yield* plansCommand(options).pipe(
+            Effect.provide(PlanCacheSqlite.pipe(Layer.provideMerge(BaseLayer))),
+            Effect.provide(stderrLogs)
+          )
+        }),
       Backup: (options) =>
         Effect.gen(function*() {
           const { backupCommand } = yield* load(() => import("./Backup.js"))
@@ -156,6 +166,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       TraceStoreError: (error) => Effect.as(Console.error(`myclaw: trace store ${error.path}: ${error.message}`), 1),
       AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1),
       HttpListenError: (error) => Effect.as(Console.error(`myclaw: ${error.message}`), 1),
+      PlanCacheError: (error) => Effect.as(Console.error(`myclaw: plans ${error.path}: ${error.message}`), 1),
       BudgetStoreError: (error) => Effect.as(Console.error(`myclaw: budget ${error.path}: ${error.message}`), 1),
       SecretError: (error) => Effect.as(Console.error(`myclaw: secrets: ${error.message}`), 1)
     }),

@@ -149,6 +149,15 @@ const ToolsEnabled = Schema.Struct({
   shell: withDefault(Schema.Boolean, () => false)
 })
 
+const Plans = Schema.Struct({
+  /** Reuse a cached plan for the same request (fast path); every step still passes every check. */
+  enabled: withDefault(Schema.Boolean, () => true),
+  /** Reuse a plan confirmed at least twice for a similar request whose variable parts are its arguments. */
+  autopath: withDefault(Schema.Boolean, () => false),
+  /** How similar (shared words over all words) a request must be to a plan's for autopath. */
+  similarity: withDefault(Schema.Number.pipe(Schema.between(0, 1)), () => 0.6)
+})
+
 /** myclaw.json; every field has a default, so `{}` is a valid configuration. */
 export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   tiers: withDefault(Tiers, () => ({ frontier: [], "local-fast": [] })),
@@ -185,7 +194,8 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   web: withDefault(Web, () => ({ allowPrivate: [], timeoutMs: 15_000, maxBytes: 1024 * 1024 })),
   shell: withDefault(Shell, () => ({ timeoutS: 20, maxOutputBytes: 64 * 1024 })),
   /** Model Context Protocol servers whose tools join the catalog as `<server>__<tool>`. */
-  mcp: withDefault(McpConfig, defaultMcpConfig)
+  mcp: withDefault(McpConfig, defaultMcpConfig),
+  plans: withDefault(Plans, () => ({ enabled: true, autopath: false, similarity: 0.6 }))
 }) {}
 
 export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })

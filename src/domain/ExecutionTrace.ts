@@ -141,6 +141,13 @@ export const ReplayRecord = Schema.Struct({
 })
 export type ReplayRecord = typeof ReplayRecord.Type
 
+/**
+ * How a turn was served, cheapest first: a deterministic rule, a cached plan (fast), a generalised plan (auto),
+ * or the model's ReAct loop. Traces written before paths existed have none: they were `react`.
+ */
+export const TurnPath = Schema.Literal("rule", "fast", "auto", "react")
+export type TurnPath = typeof TurnPath.Type
+
 /** The single source of truth of a turn. */
 export const ExecutionTrace = Schema.Struct({
   trace_id: Schema.String,
@@ -157,10 +164,17 @@ export const ExecutionTrace = Schema.Struct({
   metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** The trace format version (TRACE_FORMAT); absent in traces written before it existed. */
   format: Schema.optional(Schema.Number),
-  replay: Schema.optional(ReplayRecord)
+  replay: Schema.optional(ReplayRecord),
+  /** The path that served the turn (absent: `react`). */
+  path: Schema.optional(TurnPath),
+  /** Why a cheaper path was not taken (or, for a cheaper path, what it used). */
+  path_reason: Schema.optional(Schema.String)
 })
 export type ExecutionTrace = typeof ExecutionTrace.Type
 export type ExecutionTraceJson = typeof ExecutionTrace.Encoded
+
+/** The path of a trace; one written before paths existed was served by the ReAct loop. */
+export const pathOf = (trace: ExecutionTrace): TurnPath => trace.path ?? "react"
 
 export const encodeTrace = Schema.encodeSync(ExecutionTrace)
 export const decodeTrace = Schema.decodeUnknown(ExecutionTrace, { errors: "all", onExcessProperty: "error" })

@@ -36,6 +36,13 @@ export interface Tool {
   /** What its target is: a workspace path, a network host, a command line, or nothing. */
   readonly targetKind: TargetKind
   readonly prepare: (input: unknown) => Either.Either<PreparedCall, ParseResult.ParseError>
+  /**
+   * The shape of the JSON its `content` holds on success, when it declares one: a plan may then pass one of its
+   * fields to a later step (`{{stepN.field}}`). Without it a result is `{ content, status }`, both strings.
+   */
+  readonly result?: Schema.Schema.AnyNoContext | undefined
+  /** Bumped when its behaviour changes under the same schema: part of the catalog signature cached plans keep. */
+  readonly version: string
 }
 
 export type TargetKind = "path" | "host" | "command" | "none"
@@ -51,6 +58,8 @@ export interface ToolSpec<A, I> {
   readonly execute: (args: A) => Effect.Effect<ToolOutput, ToolFailure>
   readonly target?: (args: A) => string
   readonly summarize?: (args: A) => string
+  readonly result?: Schema.Schema.AnyNoContext
+  readonly version?: string
 }
 
 export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
@@ -65,6 +74,8 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
     hasSideEffects: spec.hasSideEffects,
     external: spec.external,
     targetKind: spec.targetKind ?? "none",
+    result: spec.result,
+    version: spec.version ?? "1",
     prepare: (input) =>
       Either.map(decode(input), (args) => ({
         args,

@@ -8,6 +8,7 @@ import type { Budget } from "../services/Budget.js"
 import type { IdGenerator } from "../services/IdGenerator.js"
 import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
+import type { PlanCache } from "../services/PlanCache.js"
 import type { Policy } from "../services/Policy.js"
 import type { Secrets } from "../services/Secrets.js"
 import type { ToolRegistry } from "../services/ToolRegistry.js"
@@ -15,8 +16,10 @@ import type { TraceStore } from "../services/TraceStore.js"
 import type { Workspace } from "../services/Workspace.js"
 import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
 import { MetricsLive } from "./MetricsLive.js"
+import { PlanCacheSqlite } from "./plans/PlanCacheSqlite.js"
 import { PolicyLive } from "./PolicyLive.js"
 import { PromptBuilderLive } from "./PromptBuilderLive.js"
+import { RunningTurnsLive } from "./RunningTurnsLive.js"
 import { RedactedLogs } from "./secrets/RedactedLogs.js"
 import { SecretsLive } from "./secrets/SecretsLive.js"
 import { TraceSinkLive } from "./TraceSinkLive.js"
@@ -69,6 +72,8 @@ export interface AppParts<
     EApprovals,
     Foundation | AuditLog | IdGenerator | Policy
   >
+  /** The plan cache (default: the workspace's SQLite file). */
+  readonly plans?: Layer.Layer<PlanCache, never, Foundation>
 }
 
 /** The audit log and the budget kept beside it (what the budget commands need, without the turn's services). */
@@ -120,7 +125,9 @@ export const makeAppLayer = <
   >
 ) => {
   const services = Layer.mergeAll(parts.llm, parts.approvals).pipe(
-    Layer.provideMerge(Layer.merge(PromptBuilderLive, PolicyLive)),
+    Layer.provideMerge(
+      Layer.mergeAll(PromptBuilderLive, PolicyLive, RunningTurnsLive, parts.plans ?? PlanCacheSqlite)
+    ),
     Layer.provideMerge(Layer.merge(parts.tools, parts.traceStore)),
     Layer.provideMerge(makeStateLayer(parts)),
     Layer.provideMerge(RedactedLogs),

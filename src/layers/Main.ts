@@ -7,6 +7,7 @@ import { BaseLayer, ReadOnlyBaseLayer, StateLayer, StateReadOnlyLayer } from "./
 import { BudgetLive } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
+import { PlanCacheNone } from "./plans/PlanCacheSqlite.js"
 import { ToolRegistryConfigured } from "./tools/ToolRegistryConfigured.js"
 import { TraceStoreFile } from "./traces/TraceStoreFile.js"
 
@@ -28,7 +29,7 @@ export const LiveParts = {
  * The graph over an existing workspace, for commands that read it (the digest): a mistyped MYCLAW_HOME is an
  * error, never a new workspace; what they write is only what they must audit (a paid polish of the digest).
  */
-export const ExistingWorkspaceLayer = makeAppLayer({ ...LiveParts, base: ReadOnlyBaseLayer })
+export const ExistingWorkspaceLayer = makeAppLayer({ ...LiveParts, base: ReadOnlyBaseLayer, plans: PlanCacheNone })
 
 /** The whole graph from configuration: composed once, at the edge. */
 export const MainLayer = makeAppLayer(LiveParts)

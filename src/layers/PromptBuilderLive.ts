@@ -12,7 +12,7 @@ import { AuditLog } from "../services/AuditLog.js"
 import { IdGenerator } from "../services/IdGenerator.js"
 import { PromptBuilder } from "../services/PromptBuilder.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
-import { TraceStore } from "../services/TraceStore.js"
+import { conversationOf, TraceStore } from "../services/TraceStore.js"
 import { Workspace } from "../services/Workspace.js"
 import { makeConstitutionWatch } from "./ConstitutionWatch.js"
 
@@ -88,7 +88,7 @@ export const PromptBuilderLive = Layer.effect(
         { name: "tools", text: tools, stable: true },
         { name: "memory", text: [user, memory].filter((text) => text?.trim()).join("\n\n"), stable: true }
       ]
-      const history = yield* traces.recentTurns(input.sessionId, HISTORY_TURNS)
+      const history = conversationOf(yield* traces.recentTurns(input.sessionId, HISTORY_TURNS))
       const messages: Array<Message> = []
       const taint = new Set<string>()
       for (const turn of history) {

@@ -8,6 +8,7 @@ import { INBOX_DIR } from "../../domain/Inbox.js"
 import type { TelegramConfig } from "../../domain/TelegramConfig.js"
 import { sanitizeFileName, splitMessage } from "../../domain/TelegramText.js"
 import { dailyDigest } from "../../programs/Digest.js"
+import { RULES } from "../../programs/rules/Rules.js"
 import { TurnProgressListener } from "../../programs/turn/Progress.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { ApprovalRouter } from "../../services/ApprovalRouter.js"
@@ -59,8 +60,12 @@ const HELP = [
   "/budget — today's spending and caps",
   "/status — a short health summary",
   "/digest — today's digest",
+  "/undo — put back the files the last turn wrote (asks first)",
   "/help — this text"
 ].join("\n")
+
+/** Commands the channel leaves to the turn's rules; /stop, /new, /budget and /status act on the chat itself. */
+const SHARED_RULES = new Set(RULES.filter((name) => !["stop", "new", "budget", "status"].includes(name)))
 
 const REFUSAL = "Sorry, this is a private assistant: I only talk to its owner."
 
@@ -414,7 +419,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         const chat = yield* chatFor(message.chat.id)
         const text = message.text ?? message.caption
         const parsed = text === undefined ? null : command.exec(text.trim())
-        if (parsed !== null) return yield* onCommand(chat, parsed[1]!)
+        // A command answered by a shared rule (/undo, /resume) is a turn like any message: traced, gated.
+        if (parsed !== null && !SHARED_RULES.has(parsed[1]!.toLowerCase())) return yield* onCommand(chat, parsed[1]!)
         const upload = uploadOf(message)
         if (upload !== undefined) {
           return yield* Queue.offer(chat.queue, {

@@ -4,7 +4,7 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { createInterface } from "node:readline"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
-import { pastTaint, type PastTurn } from "../../services/TraceStore.js"
+import { pastRule, pastTaint, type PastTurn } from "../../services/TraceStore.js"
 import { lastTurns } from "./Recent.js"
 
 /** Turns kept per session: more than any prompt's history block takes. */
@@ -45,11 +45,12 @@ const pastTurnOfLine = (line: string): { readonly sessionId: string; readonly tu
   try {
     const value: unknown = JSON.parse(line)
     if (typeof value !== "object" || value === null) return undefined
-    const { final_response, finished_at, metadata, session_id, user_message } = value as Record<string, unknown>
+    const { final_response, finished_at, metadata, path, session_id, user_message } = value as Record<string, unknown>
     if (typeof session_id !== "string" || typeof user_message !== "string") return undefined
     if (final_response !== null && typeof final_response !== "string") return undefined
     const taint = pastTaint(metadata, typeof finished_at === "string" ? finished_at : undefined)
-    return { sessionId: session_id, turn: { userMessage: user_message, finalResponse: final_response, ...taint } }
+    const turn = { userMessage: user_message, finalResponse: final_response, ...taint, ...pastRule(path, metadata) }
+    return { sessionId: session_id, turn }
   } catch {
     return undefined
   }

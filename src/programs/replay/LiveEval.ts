@@ -10,6 +10,7 @@ import { ApprovalsReplay } from "../../layers/approvals/ApprovalsReplay.js"
 import { AuditLogMemory } from "../../layers/audit/AuditLogMemory.js"
 import { BudgetLive } from "../../layers/budget/BudgetLive.js"
 import { IdGeneratorLive } from "../../layers/ids/IdGeneratorLive.js"
+import { PlanCacheNone } from "../../layers/plans/PlanCacheSqlite.js"
 import { ToolRegistryReplay } from "../../layers/tools/ToolRegistryReplay.js"
 import { TraceStoreReplay } from "../../layers/traces/TraceStoreReplay.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
@@ -51,7 +52,8 @@ export const liveEval = <EL, ET>(
       traceStore: TraceStoreReplay,
       tools: ToolRegistryReplay(parts.tools),
       llm: parts.llm,
-      approvals: Layer.provideMerge(ApprovalsReplay, ApprovalRouterLive)
+      approvals: Layer.provideMerge(ApprovalsReplay, ApprovalRouterLive),
+      plans: PlanCacheNone
     })
     const runtime = Context.get(yield* Layer.build(graph), AgentRuntime)
     return yield* Effect.forEach(traces, ({ file, trace }) =>

@@ -8,6 +8,7 @@ import { AuditLogMemory } from "../../layers/audit/AuditLogMemory.js"
 import { BudgetReplay } from "../../layers/budget/BudgetReplay.js"
 import { IdGeneratorReplay } from "../../layers/ids/IdGeneratorReplay.js"
 import { LlmReplay } from "../../layers/llm/LlmReplay.js"
+import { PlanCacheNone } from "../../layers/plans/PlanCacheSqlite.js"
 import { ToolRegistryReplay } from "../../layers/tools/ToolRegistryReplay.js"
 import { TraceStoreReplay } from "../../layers/traces/TraceStoreReplay.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
@@ -41,7 +42,8 @@ export const makeReplayer = <E>(tools: Layer.Layer<ToolRegistry, E, Foundation |
       traceStore: TraceStoreReplay,
       tools: ToolRegistryReplay(tools),
       llm: LlmReplay,
-      approvals: Layer.provideMerge(ApprovalsReplay, ApprovalRouterLive)
+      approvals: Layer.provideMerge(ApprovalsReplay, ApprovalRouterLive),
+      plans: PlanCacheNone
     })
     const runtime = Context.get(yield* Layer.build(graph), AgentRuntime)
     return (recorded: ExecutionTrace, options: ToolReplayOptions = defaultToolReplay, file?: string) =>

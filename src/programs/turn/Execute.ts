@@ -4,6 +4,7 @@ import type { ToolResult } from "../../domain/ToolCall.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
+import { keepForUndo } from "../rules/UndoSnapshots.js"
 import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
 import { actionStep, type Gate, type Run } from "./Gate.js"
 import { reportProgress } from "./Progress.js"
@@ -45,6 +46,10 @@ export const execute = (run: Run, traceId: string) =>
       (result) => Effect.map(Clock.currentTimeMillis, (finishedAt): Executed => ({ result, startedAt, finishedAt }))
     )
     const edit = { traceId, target: run.prepared.target, approvalRequestId: run.approvalRequestId }
+    // What a workspace file held before a write: what `/undo` puts back.
+    if (run.tool.hasSideEffects && run.tool.targetKind === "path" && run.prepared.target !== "") {
+      yield* keepForUndo(traceId, run.prepared.target)
+    }
     return yield* (run.tool.hasSideEffects ? recordingEdits(edit, timed) : timed).pipe(
       Effect.tap(({ result }) => annotateWhenTraced(() => ({ "myclaw.tool.status": result.status }))),
       withSpanWhenTraced("Turn.action", () => ({ attributes: actionAttributes(run, "not_run") }))

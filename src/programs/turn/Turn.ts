@@ -1,6 +1,6 @@
 import { Cause, Clock, Data, Effect, Exit, Fiber, Ref, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
-import type { BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
+import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
@@ -8,11 +8,14 @@ import { Budget } from "../../services/Budget.js"
 import { DrawnIds, IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
+import { RunningTurns } from "../../services/RunningTurns.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
+import { decide, ruleCommand } from "../rules/Rules.js"
 import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
 import { recordingReads } from "./BudgetReads.js"
 import { execute, observe } from "./Execute.js"
+import { fastPath, rememberPlan } from "./FastPath.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
 import {
   budgetHitMessage,
@@ -50,7 +53,7 @@ const internalErrorMessage = "I could not finish this request because of an inte
 export const runTurn = Effect.fnUntraced(function*(input: TurnInput) {
   // The ids this turn draws, wherever they are drawn (prompt wrappers, approvals, budget reservations).
   const drawn: Array<DrawnId> = []
-  return yield* Effect.locally(turn(input, drawn), DrawnIds, drawn)
+  return yield* (yield* RunningTurns).track(input.sessionId, Effect.locally(turn(input, drawn), DrawnIds, drawn))
 }, withSpanWhenTraced("Turn.run"))
 
 const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
@@ -185,7 +188,26 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
     return Next.End({ outcome: "success", response: `${response.text}\n\n${softCapNotice(after)}` })
   })
 
+  /** A command with a closed meaning: answered by its rule, its calls (if any) through the same gates. */
+  const applyRule = (name: string) =>
+    Effect.gen(function*() {
+      yield* update((current) => TurnState.routed(current, "rule", `/${name} is answered by its rule, without a model`))
+      const decision = yield* decide(name, input, traceId)
+      for (const [key, value] of Object.entries(decision.metadata ?? {})) {
+        yield* update((current) => TurnState.withMetadata(current, key, value))
+      }
+      if (decision._tag === "Answer") return { outcome: decision.outcome, response: decision.response }
+      const before = (yield* Ref.get(state)).steps.length
+      yield* update((current) => TurnState.proposed(current, decision.calls))
+      const next = yield* act(decision.calls)
+      if (next._tag === "End") return next
+      const steps = (yield* Ref.get(state)).steps.slice(before).filter((s): s is ActionStep => s.kind === "action")
+      return { outcome: "success", response: decision.answer(steps) } as const
+    })
+
   const loop = Effect.gen(function*() {
+    const rule = ruleCommand(input.userMessage)
+    if (rule !== undefined) return yield* applyRule(rule.name)
     // Refused before any model is paid: a turn that cannot be recorded does not run.
     const ready = yield* Effect.either(audit.ready)
     if (ready._tag === "Left") {
@@ -204,6 +226,10 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
     }
     const prompt = built.right
     yield* update((current) => TurnState.prompted(current, prompt))
+    // A cached plan first: its calls pass the same gates; whatever stops it hands the turn to the loop below.
+    const fast = yield* fastPath(input, traceId, { act, state: Ref.get(state), update })
+    if (fast._tag === "Served") return fast
+    yield* update((current) => TurnState.routed(current, "react", fast.reason))
     for (let n = 0; n < config.maxSteps; n++) {
       yield* reportProgress({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
       const next = yield* step
@@ -228,7 +254,9 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
           )
         )
       }
-      const trace = TurnState.toTrace(yield* Ref.get(state), yield* Clock.currentTimeMillis, drawn, budgetReads)
+      const closed = yield* Ref.get(state)
+      yield* rememberPlan(closed)
+      const trace = TurnState.toTrace(closed, yield* Clock.currentTimeMillis, drawn, budgetReads)
       yield* sink.close(trace)
       return trace
     })

@@ -7,9 +7,11 @@ import {
   type Outcome,
   type ThoughtStep,
   TRACE_FORMAT,
-  type TraceStep
+  type TraceStep,
+  type TurnPath
 } from "../../domain/ExecutionTrace.js"
 import type { LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js"
+import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import type { Prompt } from "../../services/PromptBuilder.js"
 import type { PastTurn } from "../../services/TraceStore.js"
@@ -57,6 +59,8 @@ export interface TurnState {
   readonly taint: Taint
   readonly metadata: Readonly<Record<string, unknown>>
   readonly end: { readonly outcome: Outcome; readonly response: string | null } | null
+  /** The path that served the turn and why a cheaper one was not taken (none: a turn that never chose). */
+  readonly route: { readonly path: TurnPath; readonly reason: string } | null
 }
 
 export const start = (input: TurnInput, traceId: string, startedAt: number): TurnState => ({
@@ -72,7 +76,8 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   forceFrontier: false,
   taint: { sources: [], hosts: new Set(), inherited: [] },
   metadata: {},
-  end: null
+  end: null,
+  route: null
 })
 
 export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
@@ -126,6 +131,18 @@ export const observed = (state: TurnState, observation: Observation): TurnState 
   }
 }
 
+/** The path the turn takes now (a later choice, e.g. a fallback to the ReAct loop, replaces it). */
+export const routed = (state: TurnState, path: TurnPath, reason: string): TurnState => ({
+  ...state,
+  route: { path, reason }
+})
+
+/** Calls a plan proposes: the assistant message the model would have written, so a fallback reads on from it. */
+export const proposed = (state: TurnState, calls: ReadonlyArray<ToolCall>): TurnState => ({
+  ...state,
+  messages: [...state.messages, { role: "assistant", content: "", toolCalls: calls }]
+})
+
 export const withMetadata = (state: TurnState, key: string, value: unknown): TurnState => ({
   ...state,
   metadata: { ...state.metadata, [key]: value }
@@ -157,7 +174,8 @@ export const toTrace = (
     ? state.metadata
     : { ...state.metadata, taint_sources: taintSources(state) },
   format: TRACE_FORMAT,
-  replay: { ids: drawnIds.slice(), history: state.history, budget: budgetReads.slice() }
+  replay: { ids: drawnIds.slice(), history: state.history, budget: budgetReads.slice() },
+  ...(state.route === null ? {} : { path: state.route.path, path_reason: state.route.reason })
 })
 
 /** The past turns a prompt held, as the trace records them. */
