@@ -23,6 +23,8 @@ const backupNote = `This is a myclaw workspace backup. It does not contain:
 - the audit keys (MYCLAW_KEY_DIR, by default .myclaw-keys/<workspace name> next to the workspace) nor the
   audit checkpoints kept with them: a key must never travel with the log it signs;
 - the verification seed (audit-seed.json), which the owner keeps off the machine;
+- the secret store's key (MYCLAW_SECRET_KEY or its key file): .state/secrets.json is encrypted, and a
+  restored workspace needs that key, kept apart, to use its secrets;
 - the audit query index (.audit/index.sqlite), rebuilt from the files on first use.
 
 To restore: extract the workspace, point MYCLAW_HOME at it, then

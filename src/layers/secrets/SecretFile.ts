@@ -10,7 +10,9 @@ import { SecretError } from "../../domain/SecretError.js"
  * The encrypted secret store, `<workspace>/.state/secrets.json`: one JSON document replaced atomically on every
  * change. Names and change times are plain; each value is AES-256-GCM with its own random 12-byte IV, and the
  * secret's name as additional authenticated data, so a value moved under another name fails to decrypt.
- * `key_id` (an HMAC of a constant under the key) tells a wrong key from a tampered value.
+ * `key_id` (an HMAC of a constant under the key) tells a wrong key from a tampered value. A file rather than
+ * SQLite: a handful of values changed by hand and read whole at each resolution, where one rename keeps every
+ * reader consistent. Changes in one process are serialized; two `secrets set` racing in two processes may lose one.
  */
 const Base64 = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9+/]*={0,2}$/))
 
