@@ -22,7 +22,9 @@ export type SessionTurn = typeof SessionTurn.Type
 export const SessionSummary = Schema.Struct({
   covers_through: Schema.Number,
   text: Schema.String,
-  at: Schema.Number
+  at: Schema.Number,
+  /** The untrusted sources of the turns it summarises: it comes back wrapped as data, and taints the turn. */
+  tainted_by: Schema.Array(Schema.String)
 })
 export type SessionSummary = typeof SessionSummary.Type
 

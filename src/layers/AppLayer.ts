@@ -9,6 +9,7 @@ import type { IdGenerator } from "../services/IdGenerator.js"
 import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
 import type { Policy } from "../services/Policy.js"
+import type { Sessions } from "../services/Sessions.js"
 import type { ToolRegistry } from "../services/ToolRegistry.js"
 import type { TraceStore } from "../services/TraceStore.js"
 import type { Workspace } from "../services/Workspace.js"
@@ -47,7 +48,9 @@ export interface AppParts<
   ALlm,
   ELlm,
   AApprovals,
-  EApprovals
+  EApprovals,
+  ASessions = never,
+  ESessions = never
 > {
   /** The configuration, the workspace and the platform. */
   readonly base: Layer.Layer<ABase | Foundation, EBase>
@@ -55,6 +58,8 @@ export interface AppParts<
   readonly audit: Layer.Layer<AAudit | AuditLog, EAudit, Foundation>
   readonly budget: Layer.Layer<ABudget | Budget, EBudget, Foundation | AuditLog | IdGenerator>
   readonly traceStore: Layer.Layer<ATraces | TraceStore, ETraces, Foundation>
+  /** The sessions and their history (what the prompt's history blocks are built from). */
+  readonly sessions: Layer.Layer<ASessions | Sessions, ESessions, Foundation | IdGenerator>
   readonly tools: Layer.Layer<ATools | ToolRegistry, ETools, Foundation>
   readonly llm: Layer.Layer<ALlm | Llm, ELlm, Foundation | Budget>
   /** The approvals service and the router its channels register on. */
@@ -92,7 +97,9 @@ export const makeAppLayer = <
   ALlm,
   ELlm,
   AApprovals,
-  EApprovals
+  EApprovals,
+  ASessions,
+  ESessions
 >(
   parts: AppParts<
     ABase,
@@ -110,12 +117,14 @@ export const makeAppLayer = <
     ALlm,
     ELlm,
     AApprovals,
-    EApprovals
+    EApprovals,
+    ASessions,
+    ESessions
   >
 ) => {
   const services = Layer.mergeAll(parts.llm, parts.approvals).pipe(
     Layer.provideMerge(Layer.merge(PromptBuilderLive, PolicyLive)),
-    Layer.provideMerge(Layer.merge(parts.tools, parts.traceStore)),
+    Layer.provideMerge(Layer.mergeAll(parts.tools, parts.traceStore, parts.sessions)),
     Layer.provideMerge(makeStateLayer(parts))
   )
   return AgentRuntimeLive.pipe(

@@ -8,6 +8,7 @@ import { BudgetLive, BudgetReadOnly } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
 import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
+import { SessionsSqlite } from "./sessions/SessionsSqlite.js"
 import { ToolRegistryLive } from "./tools/ToolRegistryLive.js"
 import { TraceStoreFile } from "./traces/TraceStoreFile.js"
 import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
@@ -31,6 +32,7 @@ export const LiveParts = {
   audit: AuditLogFile,
   budget: BudgetLive,
   traceStore: TraceStoreFile,
+  sessions: SessionsSqlite,
   tools: ToolRegistryLive,
   llm: LlmLive,
   approvals: ApprovalsSqlite.pipe(Layer.provideMerge(ApprovalRouterLive))

@@ -65,10 +65,11 @@ export const sessionsContract = (name: string, make: () => Layer.Layer<Sessions,
       run(Effect.gen(function*() {
         const sessions = yield* Sessions
         for (let n = 1; n <= 8; n++) yield* sessions.recordTurn(turnOf("s1", n))
-        yield* sessions.addSummary("s1", { covers_through: 3, text: "first", at: 9_000 })
-        yield* sessions.addSummary("s1", { covers_through: 5, text: "second", at: 9_500 })
+        yield* sessions.addSummary("s1", { covers_through: 3, text: "first", at: 9_000, tainted_by: [] })
+        yield* sessions.addSummary("s1", { covers_through: 5, text: "second", at: 9_500, tainted_by: ["web:x"] })
         const history = yield* sessions.history("s1", "cli:alice")
         assert.strictEqual(history.summary?.text, "second")
+        assert.deepStrictEqual(history.summary?.tainted_by, ["web:x"])
         assert.deepStrictEqual(history.turns.map((turn) => turn.seq), [6, 7, 8])
         const shown = Option.getOrThrow(yield* sessions.show("s1"))
         assert.strictEqual(shown.turns.length, 8)
@@ -105,7 +106,7 @@ export const sessionsContract = (name: string, make: () => Layer.Layer<Sessions,
       run(Effect.gen(function*() {
         const sessions = yield* Sessions
         for (let n = 1; n <= 3; n++) yield* sessions.recordTurn(turnOf("s1", n))
-        yield* sessions.addSummary("s1", { covers_through: 2, text: "old", at: 5_000 })
+        yield* sessions.addSummary("s1", { covers_through: 2, text: "old", at: 5_000, tainted_by: [] })
         assert.strictEqual(yield* sessions.forget("s1"), 3)
         assert.deepStrictEqual(yield* sessions.history("s1", "cli:alice"), { summary: null, turns: [] })
         assert.deepInclude(Option.getOrThrow(yield* sessions.show("s1")).info, { turns: 0, summaries: 0 })

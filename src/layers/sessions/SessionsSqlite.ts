@@ -19,7 +19,11 @@ const TurnRow = Schema.Struct({
   tainted_by: Schema.parseJson(Schema.Array(Schema.String))
 })
 const decodeTurns = Schema.decodeUnknown(Schema.Array(TurnRow))
-const decodeSummaries = Schema.decodeUnknown(Schema.Array(SessionSummary))
+const SummaryRow = Schema.Struct({
+  ...SessionSummary.fields,
+  tainted_by: Schema.parseJson(Schema.Array(Schema.String))
+})
+const decodeSummaries = Schema.decodeUnknown(Schema.Array(SummaryRow))
 const decodeInfos = Schema.decodeUnknown(Schema.Array(SessionInfo))
 
 const ioError = (sessionId: string, what: string) => (cause: SqlError.SqlError | unknown) =>
@@ -43,7 +47,7 @@ export const makeSessionsSql = Effect.gen(function*() {
     )
 
   const summaryOf = (sessionId: string) =>
-    sql`SELECT covers_through, text, at FROM session_summaries WHERE session_id = ${sessionId}
+    sql`SELECT covers_through, text, at, tainted_by FROM session_summaries WHERE session_id = ${sessionId}
       ORDER BY covers_through DESC LIMIT 1`.pipe(
       Effect.flatMap(decodeSummaries),
       Effect.map((rows) => rows[0] ?? null)
@@ -96,7 +100,9 @@ export const makeSessionsSql = Effect.gen(function*() {
   )
 
   const addSummary = Effect.fn("Sessions.addSummary")((sessionId: string, summary: SessionSummary) =>
-    sql`INSERT OR REPLACE INTO session_summaries ${sql.insert({ session_id: sessionId, ...summary })}`.pipe(
+    sql`INSERT OR REPLACE INTO session_summaries ${
+      sql.insert({ session_id: sessionId, ...summary, tainted_by: JSON.stringify(summary.tainted_by) })
+    }`.pipe(
       Effect.asVoid,
       Effect.catchTag("SqlError", ioError(sessionId, "cannot store the summary"))
     )
@@ -130,7 +136,7 @@ export const makeSessionsSql = Effect.gen(function*() {
       const turns = yield* sql`SELECT * FROM session_turns WHERE session_id = ${sessionId} ORDER BY seq`.pipe(
         Effect.flatMap(decodeTurns)
       )
-      const summaries = yield* sql`SELECT covers_through, text, at FROM session_summaries
+      const summaries = yield* sql`SELECT covers_through, text, at, tainted_by FROM session_summaries
         WHERE session_id = ${sessionId} ORDER BY covers_through`.pipe(Effect.flatMap(decodeSummaries))
       return Option.some({ info, turns, summaries })
     }).pipe(Effect.catchTags({

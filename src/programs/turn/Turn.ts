@@ -189,11 +189,14 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
       return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
     }
     const built = yield* Effect.either(
-      promptBuilder.build({ sessionId: input.sessionId, userMessage: input.userMessage })
+      promptBuilder.build({ sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage })
     )
     if (built._tag === "Left") {
       const error = built.left
-      if (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") {
+      if (
+        (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") ||
+        (error._tag === "SessionError" && error.reason === "Forbidden")
+      ) {
         return { outcome: "policy_denied", response: `Not done: ${error.message}.` } as const
       }
       return yield* error

@@ -49,6 +49,8 @@ export interface TurnState {
   readonly messages: ReadonlyArray<Message>
   /** The session's past turns the prompt held (what a replay gives its prompt again). */
   readonly history: NonNullable<ExecutionTrace["replay"]>["history"]
+  /** The summary of older turns the prompt held. */
+  readonly summary: NonNullable<ExecutionTrace["replay"]>["summary"]
   readonly steps: ReadonlyArray<TraceStep>
   readonly costUsd: number
   readonly invalidStreak: number
@@ -66,6 +68,7 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   system: [],
   messages: [],
   history: [],
+  summary: undefined,
   steps: [],
   costUsd: 0,
   invalidStreak: 0,
@@ -80,6 +83,9 @@ export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   system: prompt.system,
   messages: prompt.messages,
   history: historyRecord(prompt.history ?? []),
+  summary: prompt.summary === undefined
+    ? undefined
+    : { text: prompt.summary.text, tainted_by: prompt.summary.taintedBy },
   taint: { ...state.taint, inherited: prompt.taint }
 })
 
@@ -157,7 +163,12 @@ export const toTrace = (
     ? state.metadata
     : { ...state.metadata, taint_sources: taintSources(state) },
   format: TRACE_FORMAT,
-  replay: { ids: drawnIds.slice(), history: state.history, budget: budgetReads.slice() }
+  replay: {
+    ids: drawnIds.slice(),
+    history: state.history,
+    ...(state.summary === undefined ? {} : { summary: state.summary }),
+    budget: budgetReads.slice()
+  }
 })
 
 /** The past turns a prompt held, as the trace records them. */

@@ -31,6 +31,7 @@ export default Effect.flatMap(SqlClient.SqlClient, (sql) =>
       covers_through INTEGER NOT NULL,
       text TEXT NOT NULL,
       at INTEGER NOT NULL,
+      tainted_by TEXT NOT NULL,
       PRIMARY KEY (session_id, covers_through)
     )`
   ], { discard: true }))
