@@ -4,10 +4,9 @@ import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
-import { type PastTurn, pastTurnOf, TraceStore } from "../../services/TraceStore.js"
+import { TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
-import { loadRecentTurns, saveSnapshot } from "./RecentTurns.js"
 import { findTrace, listTraces } from "./TraceIndex.js"
 
 type Job =
@@ -15,8 +14,6 @@ type Job =
     readonly _tag: "Write"
     readonly file: string
     readonly line: string
-    readonly sessionId: string
-    readonly turn: PastTurn
     readonly done: Deferred.Deferred<void, TraceStoreError>
   }
   | { readonly _tag: "Sync" }
@@ -34,8 +31,6 @@ const ioError = (path: string, what?: string) => (error: unknown) =>
 
 /** Under `fsync: "batch"`, how often written traces are synced to the disk. */
 const SYNC_INTERVAL = "200 millis"
-/** How many written traces between two snapshots of the recent turns. */
-const SNAPSHOT_EVERY = 256
 
 /**
  * Closed traces as JSON lines in `<workspace>/.audit/traces/YYYY-MM.jsonl`, appended by one writer fiber
@@ -86,26 +81,11 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         return handle
       })
 
-    const { offsets: loaded, recent } = yield* loadRecentTurns(dir)
-    // How far each file is reflected in `recent`: advanced only while this store is the file's only writer.
-    const offsets = new Map(Object.entries(loaded))
-    let sinceSnapshot = 0
-
     const append = (file: string, lines: string) =>
       Effect.gen(function*() {
         const handle = yield* handleFor(file)
-        const name = NodePath.basename(file)
         yield* Effect.tryPromise({
-          try: async () => {
-            const { size } = await handle.stat()
-            await handle.appendFile(lines)
-            if (offsets.get(name) === size || (size === 0 && !offsets.has(name))) {
-              offsets.set(name, size + Buffer.byteLength(lines))
-            } else {
-              // Another process wrote here too: the next start reads this file from its beginning.
-              offsets.delete(name)
-            }
-          },
+          try: () => handle.appendFile(lines),
           catch: ioError(file, "cannot append the trace")
         }).pipe(
           // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
@@ -153,16 +133,6 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
           yield* sync.pipe(Effect.catchAll((error) => Effect.logError(error.message)))
         }
         for (const [items, exit] of outcomes) {
-          if (Exit.isSuccess(exit)) {
-            for (const item of items) recent.add(item.sessionId, item.turn)
-            sinceSnapshot += items.length
-          }
-        }
-        if (sinceSnapshot >= SNAPSHOT_EVERY) {
-          sinceSnapshot = 0
-          yield* saveSnapshot(dir, recent, offsets)
-        }
-        for (const [items, exit] of outcomes) {
           for (const item of items) yield* Deferred.done(item.done, exit)
         }
       })
@@ -170,7 +140,6 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     const commit = yield* makeGroupCommit<Job>({
       step,
       shutdown: sync.pipe(
-        Effect.zipRight(Effect.suspend(() => saveSnapshot(dir, recent, offsets))),
         Effect.zipRight(Effect.promise(closeHandles)),
         Effect.catchAll((error) => Effect.logError(error.message)),
         Effect.catchAllDefect((defect) => Effect.logError("closing the traces", defect))
@@ -190,19 +159,14 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
             _tag: "Write",
             file,
             line: traceToJson(trace) + "\n",
-            sessionId: trace.session_id,
-            turn: pastTurnOf(trace),
             done
           }),
           () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
         )
       })
 
-    const recentTurns = (sessionId: string, limit: number) => Effect.sync(() => recent.get(sessionId, limit))
-
     return TraceStore.of({
       persist,
-      recentTurns,
       get: (traceId) => Effect.map(findTrace(dir, traceId), Option.fromNullable),
       list: (filter) => Effect.map(listTraces(dir, filter), (listed) => listed.traces)
     })
