@@ -11,6 +11,7 @@ import {
   ExistingWorkspaceLayer,
   MainLayer,
   ReadOnlyBaseLayer,
+  SessionsCommandLayer,
   StateLayer,
   StateReadOnlyLayer
 } from "../layers/Main.js"
@@ -25,6 +26,7 @@ import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { digestCommand } from "./Digest.js"
 import { doctor } from "./Doctor.js"
 import { replayCli } from "./ReplayCli.js"
+import { sessionsForget, sessionsList, sessionsShow } from "./SessionsCommand.js"
 
 const levels: Record<string, LogLevel.LogLevel> = {
   trace: LogLevel.Trace,
@@ -94,6 +96,10 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
           Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))),
           Effect.provide(stderrLogs)
         ),
+      SessionsList: () => sessionsList.pipe(Effect.provide(SessionsCommandLayer), Effect.provide(stderrLogs)),
+      SessionsShow: ({ id }) => sessionsShow(id).pipe(Effect.provide(SessionsCommandLayer), Effect.provide(stderrLogs)),
+      SessionsForget: ({ id }) =>
+        sessionsForget(id).pipe(Effect.provide(SessionsCommandLayer), Effect.provide(stderrLogs)),
       AuditVerify: (options) => auditVerify(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditResume: (options) => auditResume(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
@@ -123,7 +129,8 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       TraceStoreError: (error) => Effect.as(Console.error(`myclaw: trace store ${error.path}: ${error.message}`), 1),
       AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1),
       HttpListenError: (error) => Effect.as(Console.error(`myclaw: ${error.message}`), 1),
-      BudgetStoreError: (error) => Effect.as(Console.error(`myclaw: budget ${error.path}: ${error.message}`), 1)
+      BudgetStoreError: (error) => Effect.as(Console.error(`myclaw: budget ${error.path}: ${error.message}`), 1),
+      SessionError: (error) => Effect.as(Console.error(`myclaw: session ${error.sessionId}: ${error.message}`), 1)
     }),
     Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))
   )

@@ -148,6 +148,16 @@ export const LlmCallRecord = Schema.Struct({
   cost_usd: Schema.Number
 })
 
+/** The owner deleted a session's stored turns and summaries; its traces and audit records stay. */
+export const SessionForgottenRecord = Schema.Struct({
+  kind: Schema.Literal("session_forgotten"),
+  at: At,
+  sender: Schema.String,
+  session_id: Schema.String,
+  owner: Schema.String,
+  turns_deleted: Schema.Number
+})
+
 export const AuditRecord = Schema.Union(
   TraceRecord,
   ApprovalRecord,
@@ -158,7 +168,8 @@ export const AuditRecord = Schema.Union(
   InjectionSuspectedRecord,
   RecoveredRecord,
   LlmCallRecord,
-  AuditResumedRecord
+  AuditResumedRecord,
+  SessionForgottenRecord
 )
 export type AuditRecord = typeof AuditRecord.Type
 export type AuditKind = AuditRecord["kind"]

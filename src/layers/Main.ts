@@ -41,6 +41,12 @@ export const LiveParts = {
 /** The signed audit log and the budget kept beside it. */
 export const StateLayer = makeStateLayer(LiveParts)
 
+/** The sessions and the audit log that records their deletion, for the sessions commands. */
+export const SessionsCommandLayer = SessionsSqlite.pipe(
+  Layer.provideMerge(Layer.merge(AuditLogFile, IdGeneratorLive)),
+  Layer.provideMerge(BaseLayer)
+)
+
 /** The audit log and the budget as read-only commands see it: the budget store is neither created nor written. */
 export const StateReadOnlyLayer = makeStateLayer({ ...LiveParts, budget: BudgetReadOnly })
 
