@@ -11,6 +11,7 @@ import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
 import { recordingReads } from "./BudgetReads.js"
+import { compactSession } from "./Compact.js"
 import { execute, observe } from "./Execute.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
 import {
@@ -188,6 +189,8 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
       yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
       return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
     }
+    const compacted = yield* compactSession(input, config.traces.recordRequests)
+    if (compacted !== null) yield* update((current) => TurnState.compacted(current, compacted))
     const built = yield* Effect.either(
       promptBuilder.build({ sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage })
     )

@@ -13,6 +13,7 @@ import type { LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import type { Prompt } from "../../services/PromptBuilder.js"
 import type { PastTurn } from "../../services/TraceStore.js"
+import type { Thought } from "./Think.js"
 
 /** Untrusted content that entered the turn: its sources, and the hosts it named that the user did not. */
 export interface Taint {
@@ -103,6 +104,17 @@ export const thought = (state: TurnState, step: ThoughtStep, response: LlmRespon
     ? state.messages
     : [...state.messages, { role: "assistant", content: response.text, toolCalls: response.toolCalls }]
 })
+
+/** The summary of the session's older turns made on entering this turn: its Thought, or why it failed. */
+export const compacted = (
+  state: TurnState,
+  summary: { readonly thought: Thought; readonly failure: string | null }
+): TurnState => {
+  const next = summary.thought._tag === "Answered"
+    ? thought(state, summary.thought.step, summary.thought.response)
+    : state
+  return summary.failure === null ? next : withMetadata(next, "summary_failed", summary.failure)
+}
 
 export const forcedFrontier = (state: TurnState): TurnState =>
   state.forceFrontier ? state : { ...state, forceFrontier: true }
