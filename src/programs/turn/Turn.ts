@@ -1,6 +1,7 @@
 import { Cause, Clock, Data, Effect, Exit, Fiber, Ref, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
+import { tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
@@ -12,6 +13,7 @@ import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
 import { recordingReads } from "./BudgetReads.js"
 import { compactSession } from "./Compact.js"
+import { compactTurn } from "./CompactTurn.js"
 import { execute, observe } from "./Execute.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
 import {
@@ -55,6 +57,7 @@ export const runTurn = Effect.fn("Turn.run")(function*(input: TurnInput) {
 
 const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
   const { config } = yield* MyclawConfig
+  const counting = tokenCountingOf(config)
   // Each budget status the turn reads is recorded: a replay reads the same ones.
   const budgetReads: Array<BudgetRead> = []
   const budget = recordingReads(yield* Budget, budgetReads)
@@ -157,6 +160,13 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
   const step = Effect.gen(function*() {
     const status = yield* budget.status
     if (status.level === "hard") return Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) })
+    const before = yield* Ref.get(state)
+    const squeezed = yield* compactTurn(before.messages, {
+      counting,
+      taintedBy: TurnState.taintSources(before),
+      recordRequest: config.traces.recordRequests
+    })
+    if (squeezed !== null) yield* update((current) => TurnState.turnCompacted(current, squeezed))
     const current = yield* Ref.get(state)
     const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
     const request = { tier, system: current.system, messages: current.messages, tools: registry.catalog } as const

@@ -116,6 +116,18 @@ export const compacted = (
   return summary.failure === null ? next : withMetadata(next, "summary_failed", summary.failure)
 }
 
+/** The turn's own history replaced by its summary (or dropped with a note): its Thought, if the call answered. */
+export const turnCompacted = (
+  state: TurnState,
+  summary: { readonly thought: Thought; readonly failure: string | null; readonly messages: ReadonlyArray<Message> }
+): TurnState => {
+  const next = summary.thought._tag === "Answered"
+    ? thought(state, summary.thought.step, summary.thought.response)
+    : state
+  const squeezed = { ...next, messages: summary.messages }
+  return summary.failure === null ? squeezed : withMetadata(squeezed, "turn_summary_failed", summary.failure)
+}
+
 export const forcedFrontier = (state: TurnState): TurnState =>
   state.forceFrontier ? state : { ...state, forceFrontier: true }
 

@@ -93,3 +93,34 @@ describe("Session compression", () => {
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
   })
 })
+
+describe("Turn history compression", () => {
+  it.scoped("blocks 6+7 over 16k tokens: the turn's own history is summarised before the next Thought", () => {
+    const requests: Array<LlmRequest> = []
+    const layer = LlmFunction((request) => {
+      requests.push(request)
+      if (isSummary(request)) return { text: "TURN SUMMARY: now was called." }
+      const last = request.messages.at(-1)!
+      if (last.role === "user" && last.content === "what time is it?") {
+        return { toolCalls: [{ name: "now", args: {} }] }
+      }
+      return { text: "done" }
+    })
+    return Effect.gen(function*() {
+      const runtime = yield* AgentRuntime
+      yield* runtime.handle({ userMessage: "x".repeat(60_000), sessionId: "s", channel: "cli:alice" })
+      const trace = yield* runtime.handle({ userMessage: "what time is it?", sessionId: "s", channel: "cli:alice" })
+      assert.strictEqual(trace.outcome, "success")
+      const summaries = requests.filter(isSummary)
+      assert.strictEqual(summaries.length, 1)
+      assert.strictEqual(summaries[0]!.tier, "local-fast")
+      assert.include(summaries[0]!.messages[0]!.content, "calls now")
+      const last = requests.at(-1)!
+      assert.isFalse(isSummary(last))
+      assert.deepStrictEqual(last.messages.map((m) => m.role), ["user", "assistant", "user"])
+      assert.include(last.messages[2]!.content, "what time is it?")
+      assert.include(last.messages[2]!.content, "TURN SUMMARY: now was called.")
+      assert.strictEqual(thoughts(trace).length, 3, "the Thought with the call, the summary, the answer")
+    }).pipe(Effect.provide(TestLayer({ llm: layer })))
+  })
+})
