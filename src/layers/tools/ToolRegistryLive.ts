@@ -7,6 +7,7 @@ import { describeParseError, describeSchema, nearest, parametersJsonSchema } fro
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
 import { makeFsTools } from "./FsTools.js"
+import { makeMemoryNoteTool } from "./MemoryNoteTool.js"
 import { nowTool } from "./NowTool.js"
 
 const RETRY_HINT = "Retry with the correct fields, or choose another tool."
@@ -99,8 +100,11 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
 /** A registry of the given tools: how an embedding program (or the benchmark) adds its own. */
 export const ToolRegistryFrom = (tools: ReadonlyArray<Tool>) => Layer.effect(ToolRegistry, makeToolRegistry(tools))
 
-/** The built-in tools: fs_read, fs_list, fs_write (confined to the workspace) and now. */
-export const builtinTools = Effect.map(makeFsTools, (fsTools): ReadonlyArray<Tool> => [...fsTools, nowTool])
+/** The built-in tools: fs_read, fs_list, fs_write (confined to the workspace), now and memory_note. */
+export const builtinTools = Effect.map(
+  Effect.all([makeFsTools, makeMemoryNoteTool]),
+  ([fsTools, memoryNote]): ReadonlyArray<Tool> => [...fsTools, nowTool, memoryNote]
+)
 
 /** The built-in tools plus `extra`. */
 export const ToolRegistryWith = (extra: ReadonlyArray<Tool>) =>
