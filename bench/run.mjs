@@ -31,6 +31,9 @@ const SCENARIOS = [
   { name: 'audit', script: 'audit.mjs', env: {} },
   // Replay of a recorded 10-step turn through the whole runtime, and eval throughput over 1,000 traces.
   { name: 'replay', script: 'replay.mjs', env: {} },
+  // Prompt tokens per turn of a 30-turn vs a 6-turn session, the stable prefix's share of the prompt, and
+  // start-up time with 100,000 stored turns vs none.
+  { name: 'sessions', script: 'sessions.mjs', env: {} },
 ];
 
 const KNOBS = ['STEPS', 'WARMUP', 'RUNS', 'CONC', 'CONC_RUNS', 'HOLD'];
