@@ -13,6 +13,7 @@ export { AgentRuntime } from "./services/AgentRuntime.js"
 
 // Add tools
 export * as Tool from "./domain/Tool.js"
+export { ToolRegistryConfigured } from "./layers/tools/ToolRegistryConfigured.js"
 export { builtinTools, ToolRegistryFrom, ToolRegistryLive, ToolRegistryWith } from "./layers/tools/ToolRegistryLive.js"
 
 // Add a model
@@ -38,6 +39,7 @@ export { AuditLog } from "./services/AuditLog.js"
 export { Budget } from "./services/Budget.js"
 export { IdGenerator } from "./services/IdGenerator.js"
 export { Llm } from "./services/Llm.js"
+export { McpServers, type McpServerStatus } from "./services/McpServers.js"
 export { Metrics } from "./services/Metrics.js"
 export { MyclawConfig } from "./services/MyclawConfig.js"
 export { Policy } from "./services/Policy.js"

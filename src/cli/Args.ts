@@ -24,6 +24,9 @@ export type Command = Data.TaggedEnum<{
   SessionsList: {}
   SessionsShow: { readonly id: string }
   SessionsForget: { readonly id: string }
+  SecretsSet: { readonly name: string }
+  SecretsList: {}
+  SecretsRm: { readonly name: string }
   Help: {}
   Version: {}
 }>
@@ -45,6 +48,9 @@ export const usage = `Usage:
   myclaw budget override --until HH:MM --reason "..."   lift the hard cap until HH:MM today (audited)
   myclaw sessions list | show ID | forget ID       the sessions; one with its turns and cache share; delete
                                                    one's stored turns and summaries (audited; traces stay)
+  myclaw secrets set NAME                          store a secret, its value read from stdin (audited)
+  myclaw secrets list                              the stored secrets: names and last change, never values
+  myclaw secrets rm NAME                           remove a secret (audited)
 ${replayUsage}
   myclaw help, <command> --help                    this text
   myclaw --version                                 the version
@@ -52,6 +58,8 @@ ${replayUsage}
 Environment: MYCLAW_HOME (workspace, default ./workspace), MYCLAW_CONFIG (default <workspace>/myclaw.json),
 MYCLAW_HTTP_HOST (default 127.0.0.1), MYCLAW_HTTP_PORT (default 8787), MYCLAW_LOG_LEVEL (default Info),
 MYCLAW_ADMIN_TOKEN (for /metrics and POST /v1/turns), MYCLAW_KEY_DIR (the audit keys, outside the workspace),
+MYCLAW_SECRET_KEY or MYCLAW_SECRET_KEY_FILE (the secret store's key, 32 bytes in hex or base64; by default the
+file ~/.config/myclaw/secret.key, mode 0600, outside the workspace),
 OTEL_EXPORTER_OTLP_ENDPOINT (spans over OTLP/HTTP).`
 
 const fail = (message: string) => Either.left(new UsageError({ message }))
@@ -190,6 +198,39 @@ const parseAudit = (args: ReadonlyArray<string>): Either.Either<Command, UsageEr
   )
 }
 
+const SECRET_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/
+
+/** Never echoes an argument it refuses: a value typed where a name belongs must not reach the terminal's log. */
+const parseSecrets = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
+  const [sub, ...rest] = args
+  const named = (build: (name: string) => Command) => {
+    const [name, ...extra] = rest
+    if (name === undefined) return fail(`secrets ${sub} needs a NAME`)
+    if (extra.length > 0) {
+      return fail(
+        sub === "set"
+          ? "secrets set takes the value on standard input, never as an argument (an argument stays in the shell " +
+            "history and is visible to other processes): printf '%s' \"$VALUE\" | myclaw secrets set NAME"
+          : `secrets ${sub} takes one NAME, got ${rest.length} arguments`
+      )
+    }
+    if (!SECRET_NAME.test(name)) {
+      return fail(`secrets ${sub}: a NAME is a letter, then letters, digits, _ . or - (at most 64 characters)`)
+    }
+    return Either.right(build(name))
+  }
+  switch (sub) {
+    case "set":
+      return named((name) => Command.SecretsSet({ name }))
+    case "rm":
+      return named((name) => Command.SecretsRm({ name }))
+    case "list":
+      return rest.length === 0 ? Either.right(Command.SecretsList()) : fail("secrets list takes no arguments")
+    default:
+      return fail("secrets: expected set NAME, list or rm NAME")
+  }
+}
+
 /** The most records one `audit query` prints. */
 export const MAX_LIMIT = 1_000_000
 
@@ -212,6 +253,8 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, U
       return parseAudit(rest)
     case "sessions":
       return parseSessions(rest)
+    case "secrets":
+      return parseSecrets(rest)
     case "backup":
       return Either.map(parseOptions("backup", rest, ["dest"]), (options) => Command.Backup({ dest: options.dest }))
     case "digest": {

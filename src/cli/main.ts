@@ -11,6 +11,8 @@ import {
   ExistingWorkspaceLayer,
   MainLayer,
   ReadOnlyBaseLayer,
+  SecretsAdminLayer,
+  SecretsReadLayer,
   SessionsCommandLayer,
   StateLayer,
   StateReadOnlyLayer
@@ -26,6 +28,7 @@ import { budgetOverride, budgetShow } from "./BudgetCommand.js"
 import { digestCommand } from "./Digest.js"
 import { doctor } from "./Doctor.js"
 import { replayCli } from "./ReplayCli.js"
+import { secretsList, secretsRm, secretsSet } from "./Secrets.js"
 import { sessionsForget, sessionsList, sessionsShow } from "./SessionsCommand.js"
 
 const levels: Record<string, LogLevel.LogLevel> = {
@@ -103,6 +106,9 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       AuditVerify: (options) => auditVerify(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditResume: (options) => auditResume(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
       AuditQuery: (options) => auditQuery(options).pipe(Effect.provide(AuditLayer), Effect.provide(stderrLogs)),
+      SecretsSet: (options) => secretsSet(options).pipe(Effect.provide(SecretsAdminLayer), Effect.provide(stderrLogs)),
+      SecretsList: () => secretsList.pipe(Effect.provide(SecretsReadLayer), Effect.provide(stderrLogs)),
+      SecretsRm: (options) => secretsRm(options).pipe(Effect.provide(SecretsAdminLayer), Effect.provide(stderrLogs)),
       Backup: (options) => backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs)),
       Digest: (options) =>
         Effect.as(
@@ -130,7 +136,8 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       AuditError: (error) => Effect.as(Console.error(`myclaw: audit log ${error.path}: ${error.message}`), 1),
       HttpListenError: (error) => Effect.as(Console.error(`myclaw: ${error.message}`), 1),
       BudgetStoreError: (error) => Effect.as(Console.error(`myclaw: budget ${error.path}: ${error.message}`), 1),
-      SessionError: (error) => Effect.as(Console.error(`myclaw: session ${error.sessionId}: ${error.message}`), 1)
+      SessionError: (error) => Effect.as(Console.error(`myclaw: session ${error.sessionId}: ${error.message}`), 1),
+      SecretError: (error) => Effect.as(Console.error(`myclaw: secrets: ${error.message}`), 1)
     }),
     Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))
   )

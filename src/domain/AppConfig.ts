@@ -1,4 +1,6 @@
 import { Schema } from "effect"
+import { isAddressOrRange } from "./AddressClass.js"
+import { defaultMcpConfig, McpConfig } from "./McpConfig.js"
 import { defaultTelegramConfig, TelegramConfig } from "./TelegramConfig.js"
 import { PolicyVerdict } from "./ToolCall.js"
 
@@ -120,6 +122,33 @@ const Digest = Schema.Struct({
   dailyAt: withDefault(Schema.NullOr(ClockTime), () => "22:00")
 })
 
+const Web = Schema.Struct({
+  /** Addresses or CIDR ranges web_fetch may reach although they are not public (e.g. "127.0.0.1", "10.0.0.0/8"). */
+  allowPrivate: withDefault(
+    Schema.Array(
+      Schema.String.pipe(
+        Schema.filter((entry) => isAddressOrRange(entry) || `"${entry}" is not an IP address or a CIDR range`)
+      )
+    ),
+    () => []
+  ),
+  timeoutMs: withDefault(PositiveInt, () => 15_000),
+  maxBytes: withDefault(PositiveInt, () => 1024 * 1024)
+})
+
+const Shell = Schema.Struct({
+  /** The default and longest timeout of a command; `timeouts.toolMs` bounds every tool call as well. */
+  timeoutS: withDefault(PositiveInt, () => 20),
+  /** Output kept for the model and the trace (head and tail); the middle of longer output is cut. */
+  maxOutputBytes: withDefault(PositiveInt, () => 64 * 1024)
+})
+
+/** Optional built-in tools: off unless the owner turns them on. */
+const ToolsEnabled = Schema.Struct({
+  web: withDefault(Schema.Boolean, () => false),
+  shell: withDefault(Schema.Boolean, () => false)
+})
+
 /** myclaw.json; every field has a default, so `{}` is a valid configuration. */
 export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   tiers: withDefault(Tiers, () => ({ frontier: [], "local-fast": [] })),
@@ -151,7 +180,12 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
     }),
     () => ({ fsync: "batch" as const, recordRequests: false })
   ),
-  telegram: withDefault(TelegramConfig, defaultTelegramConfig)
+  telegram: withDefault(TelegramConfig, defaultTelegramConfig),
+  tools: withDefault(ToolsEnabled, () => ({ web: false, shell: false })),
+  web: withDefault(Web, () => ({ allowPrivate: [], timeoutMs: 15_000, maxBytes: 1024 * 1024 })),
+  shell: withDefault(Shell, () => ({ timeoutS: 20, maxOutputBytes: 64 * 1024 })),
+  /** Model Context Protocol servers whose tools join the catalog as `<server>__<tool>`. */
+  mcp: withDefault(McpConfig, defaultMcpConfig)
 }) {}
 
 export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })

@@ -158,6 +158,15 @@ export const SessionForgottenRecord = Schema.Struct({
   turns_deleted: Schema.Number
 })
 
+/** The owner stored, replaced or removed a secret; the value is never recorded. */
+export const SecretChangedRecord = Schema.Struct({
+  kind: Schema.Literal("secret_changed"),
+  at: At,
+  sender: Schema.String,
+  name: Schema.String,
+  action: Schema.Literal("created", "updated", "removed")
+})
+
 export const AuditRecord = Schema.Union(
   TraceRecord,
   ApprovalRecord,
@@ -169,7 +178,8 @@ export const AuditRecord = Schema.Union(
   RecoveredRecord,
   LlmCallRecord,
   AuditResumedRecord,
-  SessionForgottenRecord
+  SessionForgottenRecord,
+  SecretChangedRecord
 )
 export type AuditRecord = typeof AuditRecord.Type
 export type AuditKind = AuditRecord["kind"]

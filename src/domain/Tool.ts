@@ -9,6 +9,8 @@ export interface ToolOutput {
   readonly status: ToolResultStatus
   readonly content: string
   readonly source?: string | undefined
+  /** Why a `partial` result is incomplete (e.g. `cut at 4096 bytes`), told to the model with the result. */
+  readonly note?: string | undefined
 }
 
 /** A validated call, ready to run: the decoded arguments stay inside the closure, typed. */
@@ -26,6 +28,8 @@ export interface Tool {
   readonly name: string
   readonly description: string
   readonly parameters: Schema.Schema.AnyNoContext
+  /** The JSON Schema shown to the model when the tool brings its own (an MCP server's); else derived from `parameters`. */
+  readonly jsonSchema?: Readonly<Record<string, unknown>> | undefined
   readonly hasSideEffects: boolean
   /** Its results come from outside (files, the web): they are wrapped as untrusted. */
   readonly external: boolean
@@ -40,6 +44,7 @@ export interface ToolSpec<A, I> {
   readonly name: string
   readonly description: string
   readonly parameters: Schema.Schema<A, I, never>
+  readonly jsonSchema?: Readonly<Record<string, unknown>>
   readonly hasSideEffects: boolean
   readonly external: boolean
   readonly targetKind?: TargetKind
@@ -56,6 +61,7 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
     name: spec.name,
     description: spec.description,
     parameters: spec.parameters,
+    jsonSchema: spec.jsonSchema,
     hasSideEffects: spec.hasSideEffects,
     external: spec.external,
     targetKind: spec.targetKind ?? "none",

@@ -27,12 +27,25 @@ export const toolCallFromWire = (id: string, name: string, args: unknown): ToolC
 export const ToolResultStatus = Schema.Literal("success", "empty", "partial", "failed")
 export type ToolResultStatus = typeof ToolResultStatus.Type
 
-/** The full result of one tool execution, as kept in the trace (never truncated there). */
+/** Where a large result's whole content is kept, once, outside the trace line: `blobs/<sha256>`. */
+export const ContentAside = Schema.Struct({
+  sha256: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
+  bytes: Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+})
+export type ContentAside = typeof ContentAside.Type
+
+/**
+ * The full result of one tool execution, as kept in the trace. A large content is stored aside by its hash
+ * (`aside`), and the line keeps only its beginning: reading the trace back restores it whole.
+ */
 export const ToolResult = Schema.Struct({
   status: ToolResultStatus,
   content: Schema.String,
   /** Where the content came from when it is external (untrusted), e.g. `file:notes/todo.md`. */
-  source: Schema.optional(Schema.String)
+  source: Schema.optional(Schema.String),
+  /** Why a `partial` result is incomplete. */
+  note: Schema.optional(Schema.String),
+  aside: Schema.optional(ContentAside)
 })
 export type ToolResult = typeof ToolResult.Type
 

@@ -59,5 +59,31 @@ export const wrapUntrusted = (content: string, source: string, retrievedAt: stri
 
 const attribute = (value: string): string => neutralise(value).replace(/["\n\r]/g, (c) => (c === "\"" ? "'" : " "))
 
-export const resultText = (result: ToolResult): string =>
-  result.status === "failed" ? `Tool failed: ${result.content}` : result.content
+/**
+ * What the runtime tells the model about a result's status, ahead of its content (and outside any untrusted
+ * wrapper): nothing for a success; that nothing was found, that the result is incomplete and why, or that the
+ * call failed, and for a call that changes things, that it must not be retried blindly.
+ */
+export const statusHeader = (result: ToolResult, hasSideEffects: boolean): string | undefined => {
+  switch (result.status) {
+    case "success":
+      return undefined
+    case "empty":
+      return "Empty result: the tool ran and found nothing."
+    case "partial":
+      return `Partial result: incomplete (${
+        result.note ?? "see the note in the result"
+      }); do not take it for the whole, and say so if you rely on it.`
+    case "failed":
+      return hasSideEffects
+        ? "Tool failed. This tool changes things and may have taken effect in part: do not retry it blindly; " +
+          "check what happened first, or tell the owner."
+        : "Tool failed:"
+  }
+}
+
+/** A result as the model reads it (without the untrusted wrapper): its status header, then its content. */
+export const resultText = (result: ToolResult, hasSideEffects = false): string => {
+  const header = statusHeader(result, hasSideEffects)
+  return header === undefined ? result.content : `${header}\n${result.content}`
+}

@@ -6,6 +6,7 @@ import { isoAt } from "../domain/Time.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Budget } from "../services/Budget.js"
 import { Llm, type ProviderHealth } from "../services/Llm.js"
+import { McpServers } from "../services/McpServers.js"
 import { Metrics } from "../services/Metrics.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
@@ -53,6 +54,17 @@ export interface HealthReport {
   }
   /** Whether audit records can be written; turns are refused while they cannot. */
   readonly audit: { readonly writable: boolean; readonly problem: string | null }
+  /** The configured MCP servers: `up`, or `starting`/`down` (their tools answer `failed` meanwhile). */
+  readonly mcp: {
+    readonly servers: ReadonlyArray<{
+      readonly name: string
+      readonly transport: "stdio" | "http"
+      readonly state: "starting" | "up" | "down"
+      readonly tools: number
+      readonly restarts: number
+      readonly retry_at: string | null
+    }>
+  }
   readonly recent_errors_1h: number
   /** Why the status is not ok, one sentence each. */
   readonly problems: ReadonlyArray<string>
@@ -70,7 +82,7 @@ const failing = (p: ProviderHealth) =>
  * GET /health, computed from the services on every call and cheap
  * enough to poll every second. down: workspace missing or not writable, SOUL.md missing, every LLM provider
  * failing for more than 5 minutes. degraded: soft or hard cap reached, SOUL.md changed since start, an LLM
- * tier failing (retrying), no LLM configured. Provider error messages are left out: they may quote a key.
+ * tier failing (retrying), no LLM configured, an MCP server down (restarting). Provider error messages are left out: they may quote a key.
  */
 export const makeHealth = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
@@ -80,6 +92,7 @@ export const makeHealth = Effect.gen(function*() {
   const metrics = yield* Metrics
   const workspace = yield* Workspace
   const { file, loaded } = yield* MyclawConfig
+  const mcp = yield* Effect.serviceOption(McpServers)
   const telegram = yield* Config.option(Config.redacted("TELEGRAM_BOT_TOKEN"))
   const startedAt = yield* Clock.currentTimeMillis
   const soulFile = NodePath.join(workspace.root, "SOUL.md")
@@ -112,6 +125,8 @@ export const makeHealth = Effect.gen(function*() {
       auditFailure = yield* audit.lastFailure
     }
 
+    const mcpServers = Option.isSome(mcp) ? yield* mcp.value.status : []
+
     const down: Array<string> = []
     const degraded: Array<string> = []
     if (!mounted) down.push(`the workspace folder ${workspaceName} is missing`)
@@ -138,6 +153,10 @@ export const makeHealth = Effect.gen(function*() {
       degraded.push(`the daily hard cap (${money.hardCapEur} EUR) is reached: read-only until midnight`)
     } else if (money.level === "soft") {
       degraded.push(`the daily soft cap (${money.softCapEur} EUR) is reached: Thoughts use local-fast`)
+    }
+
+    for (const server of mcpServers) {
+      if (server.state === "down") degraded.push(`the MCP server ${server.name} is down (restarting)`)
     }
 
     const memory = process.memoryUsage()
@@ -180,6 +199,16 @@ export const makeHealth = Effect.gen(function*() {
       audit: {
         writable: Option.isNone(auditFailure),
         problem: Option.isSome(auditFailure) ? auditFailure.value.message : null
+      },
+      mcp: {
+        servers: mcpServers.map((server) => ({
+          name: server.name,
+          transport: server.transport,
+          state: server.state,
+          tools: server.tools,
+          restarts: server.restarts,
+          retry_at: iso(server.retryAt)
+        }))
       },
       recent_errors_1h: yield* metrics.recentErrors,
       problems: [...down, ...degraded]

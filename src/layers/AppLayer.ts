@@ -9,6 +9,7 @@ import type { IdGenerator } from "../services/IdGenerator.js"
 import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
 import type { Policy } from "../services/Policy.js"
+import type { Secrets } from "../services/Secrets.js"
 import type { Sessions } from "../services/Sessions.js"
 import type { ToolRegistry } from "../services/ToolRegistry.js"
 import type { TraceStore } from "../services/TraceStore.js"
@@ -17,6 +18,8 @@ import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
 import { MetricsLive } from "./MetricsLive.js"
 import { PolicyLive } from "./PolicyLive.js"
 import { PromptBuilderLive } from "./PromptBuilderLive.js"
+import { RedactedLogs } from "./secrets/RedactedLogs.js"
+import { SecretsLive } from "./secrets/SecretsLive.js"
 import { TraceSinkLive } from "./TraceSinkLive.js"
 
 /** What every part may use: the configuration, the workspace and the platform. */
@@ -60,7 +63,10 @@ export interface AppParts<
   readonly traceStore: Layer.Layer<ATraces | TraceStore, ETraces, Foundation>
   /** The sessions and their history (what the prompt's history blocks are built from). */
   readonly sessions: Layer.Layer<ASessions | Sessions, ESessions, Foundation | IdGenerator>
-  readonly tools: Layer.Layer<ATools | ToolRegistry, ETools, Foundation>
+  /** The tools may resolve secrets at execution; the registry redacts every resolved value from their results. */
+  readonly tools: Layer.Layer<ATools | ToolRegistry, ETools, Foundation | Secrets>
+  /** The owner's secrets (default: the workspace's encrypted store). */
+  readonly secrets?: Layer.Layer<Secrets, never, Foundation> | undefined
   readonly llm: Layer.Layer<ALlm | Llm, ELlm, Foundation | Budget>
   /** The approvals service and the router its channels register on. */
   readonly approvals: Layer.Layer<
@@ -125,7 +131,9 @@ export const makeAppLayer = <
   const services = Layer.mergeAll(parts.llm, parts.approvals).pipe(
     Layer.provideMerge(Layer.merge(PromptBuilderLive, PolicyLive)),
     Layer.provideMerge(Layer.mergeAll(parts.tools, parts.traceStore, parts.sessions)),
-    Layer.provideMerge(makeStateLayer(parts))
+    Layer.provideMerge(makeStateLayer(parts)),
+    Layer.provideMerge(RedactedLogs),
+    Layer.provideMerge(parts.secrets ?? SecretsLive)
   )
   return AgentRuntimeLive.pipe(
     Layer.provideMerge(TraceSinkLive),

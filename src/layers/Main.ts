@@ -8,8 +8,9 @@ import { BudgetLive, BudgetReadOnly } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
 import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
+import { SecretStoreFile } from "./secrets/SecretStoreFile.js"
 import { SessionsSqlite } from "./sessions/SessionsSqlite.js"
-import { ToolRegistryLive } from "./tools/ToolRegistryLive.js"
+import { ToolRegistryConfigured } from "./tools/ToolRegistryConfigured.js"
 import { TraceStoreFile } from "./traces/TraceStoreFile.js"
 import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
 
@@ -33,7 +34,7 @@ export const LiveParts = {
   budget: BudgetLive,
   traceStore: TraceStoreFile,
   sessions: SessionsSqlite,
-  tools: ToolRegistryLive,
+  tools: ToolRegistryConfigured(),
   llm: LlmLive,
   approvals: ApprovalsSqlite.pipe(Layer.provideMerge(ApprovalRouterLive))
 }
@@ -58,3 +59,9 @@ export const ExistingWorkspaceLayer = makeAppLayer({ ...LiveParts, base: ReadOnl
 
 /** The whole graph from configuration: composed once, at the edge. */
 export const MainLayer = makeAppLayer(LiveParts)
+
+/** The secret store and the audit log that records its changes (`myclaw secrets set|rm`). */
+export const SecretsAdminLayer = Layer.merge(SecretStoreFile, AuditLogFile).pipe(Layer.provideMerge(BaseLayer))
+
+/** The secret store of an existing workspace, read only (`myclaw secrets list`). */
+export const SecretsReadLayer = SecretStoreFile.pipe(Layer.provideMerge(ReadOnlyBaseLayer))

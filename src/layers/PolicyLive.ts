@@ -29,6 +29,13 @@ const compile = (rule: PolicyRule): CompiledRule => {
   }
 }
 
+/** A command is allowed without asking only by a rule that names it exactly (`shell_run:git status`). */
+const namesExactly = (rule: PolicyRule, input: PolicyInput, target: string): boolean => {
+  if (input.tool.targetKind !== "command") return true
+  const colon = rule.match.indexOf(":")
+  return colon !== -1 && rule.match.slice(colon + 1) === target
+}
+
 const deny = (rule: string, reason: string): PolicyDecision => ({ verdict: "deny", rule, reason })
 
 const parts = (rule: PolicyRule) => {
@@ -198,6 +205,13 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
 
     const ruleFor = (input: PolicyInput, target: string): PolicyDecision => {
       const found = matching(input, target)
+      if (found !== undefined && found.rule.decision === "allow" && !namesExactly(found.rule, input, target)) {
+        return {
+          verdict: "approve_required",
+          rule: found.rule.match,
+          reason: `a rule allows a command only by naming it exactly, and ${found.rule.match} does not: ask`
+        }
+      }
       if (found !== undefined) {
         const { rule } = found
         return {

@@ -7,7 +7,7 @@ import type { SessionTurn } from "../domain/Session.js"
 import { isoAt } from "../domain/Time.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
-import { resultText, truncateMiddle, wrapUntrusted } from "../domain/ToolResultText.js"
+import { resultText, statusHeader, truncateMiddle, wrapUntrusted } from "../domain/ToolResultText.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { IdGenerator } from "../services/IdGenerator.js"
 import { PromptBuilder } from "../services/PromptBuilder.js"
@@ -140,12 +140,17 @@ export const PromptBuilderLive = Layer.effect(
     )
 
     const renderToolResult = (tool: Tool, result: ToolResult, retrievedAt: number): Effect.Effect<string> => {
-      const text = truncateMiddle(resultText(result))
-      if (!tool.external) return Effect.succeed(text)
-      return Effect.map(
-        ids.next("wrapper"),
-        (id) => wrapUntrusted(text, result.source ?? tool.name, isoAt(retrievedAt), id)
-      )
+      if (!tool.external) return Effect.succeed(truncateMiddle(resultText(result, tool.hasSideEffects)))
+      const header = statusHeader(result, tool.hasSideEffects)
+      return Effect.map(ids.next("wrapper"), (id) => {
+        const wrapped = wrapUntrusted(
+          truncateMiddle(result.content),
+          result.source ?? tool.name,
+          isoAt(retrievedAt),
+          id
+        )
+        return header === undefined ? wrapped : `${header}\n${wrapped}`
+      })
     }
 
     return PromptBuilder.of({ build, renderToolResult })

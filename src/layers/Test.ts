@@ -14,8 +14,9 @@ import type { IdGenerator } from "../services/IdGenerator.js"
 import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
 import type { Policy } from "../services/Policy.js"
+import type { Secrets } from "../services/Secrets.js"
 import { Workspace } from "../services/Workspace.js"
-import { makeAppLayer } from "./AppLayer.js"
+import { type Foundation, makeAppLayer } from "./AppLayer.js"
 import { ApprovalAskerScripted, ownerAnswer } from "./approvals/ApprovalChannelScripted.js"
 import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
@@ -26,7 +27,7 @@ import { LlmScripted } from "./llm/LlmScripted.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
 import { SessionsMemory } from "./sessions/SessionsMemory.js"
 import { SessionsSqlite } from "./sessions/SessionsSqlite.js"
-import { ToolRegistryWith } from "./tools/ToolRegistryLive.js"
+import { ToolRegistryConfigured } from "./tools/ToolRegistryConfigured.js"
 import { readTraces, TraceStoreFile } from "./traces/TraceStoreFile.js"
 import { RecordedTraces, TraceStoreMemory } from "./traces/TraceStoreMemory.js"
 import { makeWorkspace } from "./workspace/WorkspaceLive.js"
@@ -68,8 +69,13 @@ export interface TestOptions {
    * kept in files); `memory` otherwise.
    */
   readonly sessions?: "memory" | "sqlite"
-  /** Tools added to the built-in ones. */
-  readonly tools?: ReadonlyArray<Tool>
+  /**
+   * Tools added to the built-in ones (and to those of the MCP servers the configuration names); made by an
+   * effect when they resolve secrets at execution.
+   */
+  readonly tools?: ReadonlyArray<Tool> | Effect.Effect<ReadonlyArray<Tool>, never, Secrets>
+  /** Another secrets layer (default: the encrypted store of the temp workspace, as production reads it). */
+  readonly secrets?: Layer.Layer<Secrets, never, Foundation>
   /** myclaw.json as a user writes it (defaults apply), decoded like the real file. */
   readonly config?: Partial<typeof AppConfig.Encoded>
   /** The owner's answer to each approval request, through the real broker and router (default: deny). */
@@ -79,8 +85,8 @@ export interface TestOptions {
    * answering channels the test registers, or denied when there is none).
    */
   readonly scriptedOwner?: boolean
-  /** Another audit log (e.g. one whose appends fail). */
-  readonly audit?: Layer.Layer<AuditLog>
+  /** Another audit log (e.g. one whose appends fail, or the file log of the temp workspace). */
+  readonly audit?: Layer.Layer<AuditLog, unknown, Foundation>
   /** Another Approvals layer (it may use the policy, the audit log and the router of the graph). */
   readonly approvals?: Layer.Layer<Approvals, unknown, Policy | AuditLog | MyclawConfig | Workspace | IdGenerator>
   /** Another id generator (e.g. IdGeneratorSequential, for reproducible prompts and traces). */
@@ -110,7 +116,10 @@ export const TestLayer = (options: TestOptions) => {
     sessions: (options.sessions ?? (options.traceStore === "file" ? "sqlite" : "memory")) === "sqlite"
       ? SessionsSqlite
       : SessionsMemory,
-    tools: ToolRegistryWith(options.tools ?? []),
+    tools: Effect.isEffect(options.tools)
+      ? Layer.unwrapEffect(Effect.map(options.tools, (tools) => ToolRegistryConfigured(tools)))
+      : ToolRegistryConfigured(options.tools ?? []),
+    secrets: options.secrets,
     llm: options.llm ?? LlmScripted(options.script ?? []),
     approvals: Layer.provideMerge(
       approvals,

@@ -22,6 +22,8 @@ export interface ApprovalRequest {
   readonly requester: string
   /** Set when the turn carries untrusted content: a fresh answer is needed (no grant covers it), and the question says so. */
   readonly tainted: { readonly sources: ReadonlyArray<string> } | null
+  /** The target is a command line: a standing grant covers it only when it names this exact text (a glob never). */
+  readonly exactTarget?: boolean | undefined
 }
 
 export interface ApprovalVerdict {

@@ -170,9 +170,24 @@ describe("neutralise and wrapUntrusted", () => {
 })
 
 describe("resultText", () => {
-  it.effect("prefixes failed results only", () =>
+  it.effect("tells each status apart; a success is the content alone", () =>
     Effect.sync(() => {
-      assert.strictEqual(resultText({ status: "failed", content: "boom" }), "Tool failed: boom")
-      assert.strictEqual(resultText({ status: "partial", content: "half" }), "half")
+      assert.strictEqual(resultText({ status: "success", content: "all" }), "all")
+      assert.strictEqual(
+        resultText({ status: "empty", content: "notes is empty" }),
+        "Empty result: the tool ran and found nothing.\nnotes is empty"
+      )
+      assert.strictEqual(
+        resultText({ status: "partial", content: "half", note: "cut at 10 bytes" }),
+        "Partial result: incomplete (cut at 10 bytes); do not take it for the whole, and say so if you rely on it.\nhalf"
+      )
+      assert.strictEqual(resultText({ status: "failed", content: "boom" }), "Tool failed:\nboom")
+    }))
+
+  it.effect("a failed call that changes things is not to be retried blindly", () =>
+    Effect.sync(() => {
+      const text = resultText({ status: "failed", content: "exit code 1" }, true)
+      assert.match(text, /^Tool failed\. .*do not retry it blindly.*\nexit code 1$/)
+      assert.notInclude(resultText({ status: "failed", content: "exit code 1" }, false), "retry")
     }))
 })

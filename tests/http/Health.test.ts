@@ -145,6 +145,7 @@ describe("GET /health", () => {
         "budget",
         "channels",
         "llm",
+        "mcp",
         "memory",
         "problems",
         "recent_errors_1h",

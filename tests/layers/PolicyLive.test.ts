@@ -140,8 +140,9 @@ layer(Env)("PolicyLive", (it) => {
         target: ({ cmd }) => cmd,
         execute: () => Effect.succeed({ status: "success", content: "" } as const)
       })
-      const rules: ReadonlyArray<PolicyRule> = [{ match: "shell:*", decision: "allow" }]
-      assert.strictEqual(yield* decide(rules, shell, { cmd: "/bin/ls" }), "allow shell:*")
+      // A command is allowed without asking only by a rule that names it exactly.
+      const rules: ReadonlyArray<PolicyRule> = [{ match: "shell:/bin/ls", decision: "allow" }]
+      assert.strictEqual(yield* decide(rules, shell, { cmd: "/bin/ls" }), "allow shell:/bin/ls")
     }))
 
   it.effect("PolicyLive reads its rules from the configuration", () =>

@@ -12,8 +12,8 @@ export interface Run {
   readonly stderr: string
 }
 
-/** Runs the built `myclaw` command (npm test builds it first) in its own workspace. */
-export const myclaw = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+/** Runs the built `myclaw` command (npm test builds it first) in its own workspace, `input` on its stdin. */
+export const myclaw = (args: ReadonlyArray<string>, env: Record<string, string> = {}, input = "") =>
   Effect.async<Run>((resume) => {
     if (!NodeFs.existsSync(main)) throw new Error(`${main} is missing: run npm run build (npm test does)`)
     // The audit keys of each test workspace stay inside it, not in a shared folder next to it.
@@ -25,7 +25,7 @@ export const myclaw = (args: ReadonlyArray<string>, env: Record<string, string> 
       (error, stdout, stderr) =>
         resume(Effect.succeed({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }))
     )
-    child.stdin?.end()
+    child.stdin?.end(input)
   })
 
 export const workspaceWith = (script: unknown, config: Record<string, unknown> = {}) =>

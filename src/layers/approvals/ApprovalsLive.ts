@@ -226,7 +226,13 @@ export const makeApprovals = Effect.gen(function*() {
     yield* Effect.annotateCurrentSpan({ session_id: request.sessionId, trace_id: request.traceId, tool: request.tool })
     if (request.tainted === null) {
       const now = yield* Clock.currentTimeMillis
-      const grant = yield* grants.find(request.sessionId, request.tool, request.target, now)
+      const grant = yield* grants.find(
+        request.sessionId,
+        request.tool,
+        request.target,
+        now,
+        request.exactTarget === true
+      )
       if (grant !== undefined) return yield* useGrant(request, grant, now)
     }
     return yield* Effect.acquireUseRelease(

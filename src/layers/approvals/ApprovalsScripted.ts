@@ -131,7 +131,13 @@ export const makeApprovalsScripted = (owner: ScriptedOwner, options: { readonly 
       Effect.gen(function*() {
         if (request.tainted === null) {
           const now = yield* Clock.currentTimeMillis
-          const grant = yield* grants.find(request.sessionId, request.tool, request.target, now)
+          const grant = yield* grants.find(
+            request.sessionId,
+            request.tool,
+            request.target,
+            now,
+            request.exactTarget === true
+          )
           if (grant !== undefined) {
             const reason = `covered by the grant of ${grantEffectClass(grant)} in ${grant.requestId}` +
               (grant.expiresAt === null ? " for this session" : ` until ${isoAt(grant.expiresAt)}`)

@@ -15,11 +15,16 @@ export interface Grant {
 
 export const grantEffectClass = (grant: Grant): string => `${grant.tool}:${grant.targetGlob ?? grant.target}`
 
-const covers = (grant: Grant, sessionId: string, tool: string, target: string, now: number): boolean =>
+/** With `exact` (a command line), only a grant whose scope is that very text covers the target: no glob does. */
+const covers = (grant: Grant, sessionId: string, tool: string, target: string, now: number, exact: boolean) =>
   grant.sessionId === sessionId &&
   grant.tool === tool &&
   (grant.expiresAt === null || now < grant.expiresAt) &&
-  (grant.targetGlob === null ? grant.target === target : globToRegExp(grant.targetGlob).test(target))
+  (exact
+    ? (grant.targetGlob ?? grant.target) === target
+    : grant.targetGlob === null
+    ? grant.target === target
+    : globToRegExp(grant.targetGlob).test(target))
 
 /** Grants live in memory only: they end with their window, and with the process. */
 export const makeGrants = Effect.sync(() => {
@@ -30,12 +35,12 @@ export const makeGrants = Effect.sync(() => {
       bySession.set(grant.sessionId, [...(bySession.get(grant.sessionId) ?? []), grant])
     })
 
-  const find = (sessionId: string, tool: string, target: string, now: number) =>
+  const find = (sessionId: string, tool: string, target: string, now: number, exact = false) =>
     Effect.sync(() => {
       const live = (bySession.get(sessionId) ?? []).filter((grant) => grant.expiresAt === null || now < grant.expiresAt)
       if (live.length === 0) bySession.delete(sessionId)
       else bySession.set(sessionId, live)
-      return live.find((grant) => covers(grant, sessionId, tool, target, now))
+      return live.find((grant) => covers(grant, sessionId, tool, target, now, exact))
     })
 
   return { open, find } as const

@@ -5,10 +5,13 @@ import type { PreparedCall, Tool } from "../../domain/Tool.js"
 import type { ToolCall, ToolResult } from "../../domain/ToolCall.js"
 import { describeParseError, describeSchema, nearest, parametersJsonSchema } from "../../domain/ToolValidation.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
+import { Secrets } from "../../services/Secrets.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
 import { makeFsTools } from "./FsTools.js"
 import { makeMemoryNoteTool } from "./MemoryNoteTool.js"
 import { nowTool } from "./NowTool.js"
+import { makeShellRunTool } from "./ShellRunTool.js"
+import { makeWebFetchTool } from "./WebFetchTool.js"
 
 const RETRY_HINT = "Retry with the correct fields, or choose another tool."
 
@@ -16,13 +19,14 @@ const RETRY_HINT = "Retry with the correct fields, or choose another tool."
 export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
   Effect.gen(function*() {
     const { config } = yield* MyclawConfig
+    const secrets = yield* Secrets
     const toolMs = config.timeouts.toolMs
     const byName = new Map(tools.map((tool) => [tool.name, tool]))
     if (byName.size !== tools.length) return yield* Effect.dieMessage("two tools share a name")
     const catalog: ReadonlyArray<LlmToolSpec> = tools.map((tool) => ({
       name: tool.name,
       description: tool.description,
-      parameters: parametersJsonSchema(tool.parameters)
+      parameters: tool.jsonSchema ?? parametersJsonSchema(tool.parameters)
     }))
     const expected = new Map(catalog.map((spec) => [spec.name, describeSchema(spec.parameters)]))
     const names = tools.map((tool) => tool.name)
@@ -69,29 +73,31 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
         : schemaError(call, describeParseError(prepared.left, call.args))
     }
 
+    // Every result and error passes the redaction before the turn sees it: a secret a tool resolved and echoed
+    // reaches neither the model nor the trace, the logs or the audit log.
     const execute = (prepared: PreparedCall, tool: Tool): Effect.Effect<ToolResult> =>
       prepared.execute.pipe(
         Effect.timeoutFail({
           duration: Duration.millis(toolMs),
           onTimeout: () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
         }),
-        Effect.map((output): ToolResult =>
-          output.source === undefined
-            ? { status: output.status, content: output.content }
-            : { status: output.status, content: output.content, source: output.source }
+        Effect.map((output): ToolResult => ({
+          status: output.status,
+          content: secrets.redact(output.content),
+          ...(output.source === undefined ? {} : { source: secrets.redact(output.source) }),
+          ...(output.note === undefined ? {} : { note: secrets.redact(output.note) })
+        })),
+        Effect.catchAll((error) =>
+          Effect.succeed<ToolResult>({ status: "failed", content: secrets.redact(error.message) })
         ),
-        Effect.catchAll((error) => Effect.succeed<ToolResult>({ status: "failed", content: error.message })),
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.as(
-              Effect.logError(`tool ${tool.name} crashed`, cause),
-              {
-                status: "failed",
-                content: `the tool ${tool.name} crashed: ${Cause.squash(cause)}`
-              } satisfies ToolResult
-            )
-        )
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          const crash = secrets.redact(String(Cause.squash(cause)))
+          return Effect.as(
+            Effect.logError(`tool ${tool.name} crashed: ${secrets.redact(Cause.pretty(cause))}`),
+            { status: "failed", content: `the tool ${tool.name} crashed: ${crash}` } satisfies ToolResult
+          )
+        })
       )
 
     return ToolRegistry.of({ tools, catalog, find: (name) => byName.get(name), validate, execute })
@@ -100,11 +106,18 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
 /** A registry of the given tools: how an embedding program (or the benchmark) adds its own. */
 export const ToolRegistryFrom = (tools: ReadonlyArray<Tool>) => Layer.effect(ToolRegistry, makeToolRegistry(tools))
 
-/** The built-in tools: fs_read, fs_list, fs_write (confined to the workspace), now and memory_note. */
-export const builtinTools = Effect.map(
-  Effect.all([makeFsTools, makeMemoryNoteTool]),
-  ([fsTools, memoryNote]): ReadonlyArray<Tool> => [...fsTools, nowTool, memoryNote]
-)
+/**
+ * The built-in tools: fs_read, fs_list, fs_write (confined to the workspace), now and memory_note; web_fetch
+ * and shell_run when the configuration turns them on (`"tools": { "web": true, "shell": true }`).
+ */
+export const builtinTools = Effect.gen(function*() {
+  const { config } = yield* MyclawConfig
+  const fsTools = yield* makeFsTools
+  const memoryNote = yield* makeMemoryNoteTool
+  const web = config.tools.web ? [makeWebFetchTool(config.web)] : []
+  const shell = config.tools.shell ? [yield* makeShellRunTool(config.shell)] : []
+  return [...fsTools, nowTool, memoryNote, ...web, ...shell] satisfies ReadonlyArray<Tool>
+})
 
 /** The built-in tools plus `extra`. */
 export const ToolRegistryWith = (extra: ReadonlyArray<Tool>) =>

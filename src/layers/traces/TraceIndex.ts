@@ -5,6 +5,7 @@ import * as NodeReadline from "node:readline"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { listingOf, matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
+import { restoreAside } from "./Blobs.js"
 import { lastTurns } from "./Recent.js"
 
 /**
@@ -149,7 +150,8 @@ export const findTrace = (dir: string, traceId: string) =>
       const index = yield* monthIndex(dir, name)
       const listing = index.traces.find((entry) => entry.trace_id === traceId)
       if (listing === undefined) continue
-      return yield* readLine(NodePath.join(dir, name), listing)
+      const stored = yield* readLine(NodePath.join(dir, name), listing)
+      return yield* restoreAside(dir, stored)
     }
     return undefined
   })

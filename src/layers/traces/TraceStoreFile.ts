@@ -7,6 +7,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
+import { restoreAside, storeAside } from "./Blobs.js"
 import { findTrace, listTraces } from "./TraceIndex.js"
 
 type Job =
@@ -154,11 +155,13 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     const persist = (trace: ExecutionTrace) =>
       Effect.gen(function*() {
         const file = NodePath.join(dir, `${DateTime.formatIso(trace.started_at).slice(0, 7)}.jsonl`)
+        // Large results go aside first: the line that names them is written only once they are stored.
+        const stored = yield* storeAside(dir, trace, fsync === "always")
         yield* commit.request<void, TraceStoreError>(
           (done) => ({
             _tag: "Write",
             file,
-            line: traceToJson(trace) + "\n",
+            line: traceToJson(stored) + "\n",
             done
           }),
           () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
@@ -252,7 +255,7 @@ export const readTraces = (dir: string) =>
             message: "this line is not a valid trace"
           })
         }
-        traces.push(trace)
+        traces.push(yield* restoreAside(dir, trace))
       }
     }
     return traces

@@ -12,7 +12,7 @@ const escape = (path: string, root: string) =>
   new PathEscapeError({ path, message: `path "${path}" resolves outside the workspace ${root}` })
 
 /** Folders where myclaw writes state through a temporary file renamed into place. */
-const STATE_DIRS = [".state", ".audit", ".audit/traces"]
+const STATE_DIRS = [".state", ".audit", ".audit/traces", ".audit/traces/blobs"]
 
 const isLive = (pid: number): boolean => {
   if (pid === process.pid) return false

@@ -17,6 +17,7 @@ import { AgentRuntime } from "../../services/AgentRuntime.js"
 import type { Budget } from "../../services/Budget.js"
 import type { Llm } from "../../services/Llm.js"
 import { CurrentReplay, makeReplaySession, type ToolReplayOptions } from "../../services/Replaying.js"
+import type { Secrets } from "../../services/Secrets.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
 
 /** New calls of a live turn: a dry run for side effects, a real run for reads; recorded calls get their result. */
@@ -37,7 +38,7 @@ export const liveEval = <EL, ET>(
   traces: ReadonlyArray<{ readonly file: string; readonly trace: Either.Either<ExecutionTrace, TraceFileError> }>,
   parts: {
     readonly llm: Layer.Layer<Llm, EL, Foundation | Budget>
-    readonly tools: Layer.Layer<ToolRegistry, ET, Foundation>
+    readonly tools: Layer.Layer<ToolRegistry, ET, Foundation | Secrets>
   },
   concurrency = 4
 ) =>

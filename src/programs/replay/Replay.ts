@@ -13,11 +13,12 @@ import { ToolRegistryReplay } from "../../layers/tools/ToolRegistryReplay.js"
 import { TraceStoreReplay } from "../../layers/traces/TraceStoreReplay.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { CurrentReplay, makeReplaySession, type ToolReplayOptions } from "../../services/Replaying.js"
+import type { Secrets } from "../../services/Secrets.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
 
 export interface ReplayOptions<E = never> extends ToolReplayOptions {
   /** The tool catalog the turns are replayed against (the application's, or another to compare with). */
-  readonly tools: Layer.Layer<ToolRegistry, E, Foundation>
+  readonly tools: Layer.Layer<ToolRegistry, E, Foundation | Secrets>
 }
 
 /** How tools are met by default: every result from the recording. */
@@ -30,7 +31,7 @@ export const defaultToolReplay: ToolReplayOptions = { sideEffects: "recorded", r
  * store in memory. The function it returns replays one recorded turn and compares the result with it; any
  * number may run side by side.
  */
-export const makeReplayer = <E>(tools: Layer.Layer<ToolRegistry, E, Foundation>) =>
+export const makeReplayer = <E>(tools: Layer.Layer<ToolRegistry, E, Foundation | Secrets>) =>
   Effect.gen(function*() {
     const foundation = yield* Effect.context<Foundation>()
     const graph = makeAppLayer({

@@ -99,7 +99,8 @@ export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateCon
       traceId: context.traceId,
       channel: context.channel,
       requester: context.channel,
-      tainted: decision.taintedBy === undefined ? null : { sources: decision.taintedBy }
+      tainted: decision.taintedBy === undefined ? null : { sources: decision.taintedBy },
+      ...(tool.targetKind === "command" ? { exactTarget: true } : {})
     })
     approval = { granted: verdict.granted, via: verdict.via, reason: verdict.reason }
     approvalRequestId = verdict.requestId

@@ -16,6 +16,9 @@ export const provenanceOf = (state: TurnState): Provenance => ({
   userMessage: state.input.userMessage
 })
 
+/** A failed result still carries outside content when it names its source (a command's output before it failed). */
+const carriesContent = (result: ToolResult): boolean => result.status !== "failed" || result.source !== undefined
+
 /**
  * Untrusted content entering the turn taints it: its source is remembered, and so is every host it names that
  * the user did not. Whoever named the file or page, its content is third-party text (a file name says which
@@ -24,7 +27,7 @@ export const provenanceOf = (state: TurnState): Provenance => ({
  */
 export const taintOf = (userMessage: string, tool: Tool, result: ToolResult) =>
   Effect.gen(function*() {
-    if (!tool.external || result.status === "failed") return {}
+    if (!tool.external || !carriesContent(result)) return {}
     const source = result.source ?? tool.name
     const rule = yield* (yield* Policy).trustedSource(source)
     if (rule !== undefined) return { trusted: { source, rule } }
@@ -34,7 +37,7 @@ export const taintOf = (userMessage: string, tool: Tool, result: ToolResult) =>
 
 /** Untrusted content that looks like an injection attempt: recorded (trace and audit), and wrapped like any other. */
 export const suspicionOf = (tool: Tool, result: ToolResult) => {
-  if (!tool.external || result.status === "failed") return undefined
+  if (!tool.external || !carriesContent(result)) return undefined
   const suspicion = suspectInjection(result.content)
   return suspicion === undefined ? undefined : { source: result.source ?? tool.name, ...suspicion }
 }

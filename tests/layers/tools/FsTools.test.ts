@@ -6,13 +6,14 @@ import type { Scope } from "effect"
 import * as NodePath from "node:path"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
+import { SecretsMemory } from "../../../src/layers/secrets/SecretsMemory.js"
 import { WorkspaceTemp } from "../../../src/layers/Test.js"
 import { ToolRegistryLive } from "../../../src/layers/tools/ToolRegistryLive.js"
 import { ToolRegistry } from "../../../src/services/ToolRegistry.js"
 import { Workspace } from "../../../src/services/Workspace.js"
 
 const Tools = ToolRegistryLive.pipe(
-  Layer.provideMerge(Layer.merge(MyclawConfigFixed(AppConfig.make({})), WorkspaceTemp)),
+  Layer.provideMerge(Layer.mergeAll(MyclawConfigFixed(AppConfig.make({})), WorkspaceTemp, SecretsMemory())),
   Layer.provideMerge(NodeContext.layer)
 )
 

@@ -1,17 +1,20 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Schema, TestClock } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Redacted, Schema, TestClock } from "effect"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
+import { ToolExecutionError } from "../../../src/domain/Errors.js"
 import { defineTool } from "../../../src/domain/Tool.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
+import { SecretsMemory } from "../../../src/layers/secrets/SecretsMemory.js"
 import { WorkspaceTemp } from "../../../src/layers/Test.js"
 import { ToolRegistryFrom, ToolRegistryLive } from "../../../src/layers/tools/ToolRegistryLive.js"
+import { Secrets } from "../../../src/services/Secrets.js"
 import { ToolRegistry } from "../../../src/services/ToolRegistry.js"
 
 const config = AppConfig.make({ timeouts: { llmMs: 60_000, toolMs: 1_000 } })
 
 const Live = ToolRegistryLive.pipe(
-  Layer.provide(Layer.merge(MyclawConfigFixed(config), WorkspaceTemp)),
+  Layer.provide(Layer.mergeAll(MyclawConfigFixed(config), WorkspaceTemp, SecretsMemory())),
   Layer.provide(NodeContext.layer)
 )
 
@@ -36,7 +39,9 @@ const crashy = defineTool({
     })
   }
 })
-const Custom = ToolRegistryFrom([slow, crashy]).pipe(Layer.provide(MyclawConfigFixed(config)))
+const Custom = ToolRegistryFrom([slow, crashy]).pipe(
+  Layer.provide(Layer.merge(MyclawConfigFixed(config), SecretsMemory()))
+)
 
 const prepared = (name: string, args: unknown) =>
   Effect.gen(function*() {
@@ -159,8 +164,53 @@ describe("ToolRegistry.execute", () => {
   it.effect("refuses two tools with the same name", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(
-        Effect.provide(ToolRegistry, ToolRegistryFrom([slow, slow]).pipe(Layer.provide(MyclawConfigFixed(config))))
+        Effect.provide(
+          ToolRegistry,
+          ToolRegistryFrom([slow, slow]).pipe(
+            Layer.provide(Layer.merge(MyclawConfigFixed(config), SecretsMemory()))
+          )
+        )
       )
       assert.isTrue(Exit.isFailure(exit))
     }))
+})
+
+describe("ToolRegistryLive: redaction", () => {
+  const CANARY = "canary-5b0d9e1f7a2c"
+  const echo = Effect.map(Secrets, (secrets) =>
+    defineTool({
+      name: "echo_secret",
+      description: "resolves a secret and echoes it",
+      parameters: Schema.Struct({ how: Schema.Literal("result", "error", "crash") }),
+      hasSideEffects: false,
+      external: true,
+      execute: ({ how }) =>
+        Effect.flatMap(Effect.orDie(secrets.resolve("CANARY")), (secret) => {
+          const value = Redacted.value(secret)
+          return how === "result"
+            ? Effect.succeed({ status: "success", content: `token ${value}`, source: `https://x/?t=${value}` } as const)
+            : how === "error"
+            ? Effect.fail(new ToolExecutionError({ tool: "echo_secret", message: `rejected ${value}` }))
+            : Effect.dieMessage(`crashed holding ${value}`)
+        })
+    }))
+  const Echo = Layer.unwrapEffect(Effect.map(echo, (tool) => ToolRegistryFrom([tool]))).pipe(
+    Layer.provide(Layer.merge(MyclawConfigFixed(config), SecretsMemory({ CANARY })))
+  )
+
+  it.effect("a resolved value echoed in a result, a source, an error or a crash (and its log) becomes [secret:NAME]", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push(String(message))))
+      const outputs: Array<string> = []
+      for (const how of ["result", "error", "crash"] as const) {
+        const { registry, validated } = yield* prepared("echo_secret", { how })
+        const result = yield* registry.execute(validated.prepared, validated.tool).pipe(Effect.provide(capture))
+        outputs.push(JSON.stringify(result))
+        assert.include(result.content, "[secret:CANARY]")
+      }
+      assert.strictEqual(logs.length, 1)
+      assert.include(logs[0]!, "[secret:CANARY]")
+      for (const text of [...outputs, ...logs]) assert.notInclude(text, CANARY)
+    }).pipe(Effect.provide(Echo)))
 })

@@ -1,0 +1,225 @@
+import { Duration, Effect, Schema } from "effect"
+import * as NodeDns from "node:dns"
+import * as NodeHttp from "node:http"
+import * as NodeHttps from "node:https"
+import type { LookupFunction } from "node:net"
+import { forbiddenAddress, isIpLiteral, obscuredIpv4 } from "../../domain/AddressClass.js"
+import { ToolExecutionError } from "../../domain/Errors.js"
+import { canonicalHost } from "../../domain/Hosts.js"
+import { defineTool, type ToolOutput } from "../../domain/Tool.js"
+import { htmlToText } from "./HtmlText.js"
+
+export interface ResolvedAddress {
+  readonly address: string
+  readonly family: number
+}
+
+/** Name resolution, a parameter so that a test can make a name resolve anywhere. */
+export type Resolver = (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
+
+export const systemResolver: Resolver = (hostname) => NodeDns.promises.lookup(hostname, { all: true, verbatim: true })
+
+export interface WebFetchOptions {
+  /** Addresses or CIDR ranges that may be reached although they are not public. */
+  readonly allowPrivate: ReadonlyArray<string>
+  readonly timeoutMs: number
+  /** The most bytes of a body read; `max_bytes` may ask for fewer. */
+  readonly maxBytes: number
+  readonly resolve?: Resolver
+}
+
+const MAX_REDIRECTS = 5
+const TOOL = "web_fetch"
+
+const HttpUrlString = Schema.String.pipe(Schema.filter((text) => {
+  try {
+    const url = new URL(text)
+    return url.protocol === "http:" || url.protocol === "https:" || `only http and https URLs, not ${url.protocol}`
+  } catch {
+    return `not a URL: ${JSON.stringify(text)}`
+  }
+}))
+
+const textual = (mediaType: string): boolean =>
+  mediaType.startsWith("text/") ||
+  ["application/json", "application/xml", "application/xhtml+xml"].includes(mediaType) ||
+  /^application\/[a-z0-9.+-]+\+(?:json|xml)$/.test(mediaType)
+
+type Hop =
+  | { readonly _tag: "Redirect"; readonly location: string }
+  | {
+    readonly _tag: "Body"
+    readonly status: number
+    readonly contentType: string
+    readonly bytes: Buffer
+    readonly cut: boolean
+  }
+
+const fail = (message: string) => new ToolExecutionError({ tool: TOOL, message })
+
+const decode = (bytes: Buffer, contentType: string, cut: boolean): string => {
+  const charset = /charset="?([^";\s]+)/i.exec(contentType)?.[1] ?? "utf-8"
+  let text: string
+  try {
+    text = new TextDecoder(charset).decode(bytes)
+  } catch {
+    text = new TextDecoder("utf-8").decode(bytes)
+  }
+  // A cut inside a multi-byte character would show as U+FFFD: drop that partial character.
+  return cut ? text.replace(/\uFFFD+$/, "") : text
+}
+
+/**
+ * `web_fetch`: a GET over http or https that reaches only public addresses (or those the configuration allows),
+ * judged on every address a name resolves to, when the connection is made, and again at every redirect.
+ */
+export const makeWebFetchTool = (options: WebFetchOptions) => {
+  const resolve = options.resolve ?? systemResolver
+
+  /** The address check, inside the connection: what is validated is what is connected to. */
+  const guardedLookup = (refusal: { reason?: string }): LookupFunction => (hostname, lookupOptions, callback) => {
+    resolve(hostname).then(
+      (addresses) => {
+        if (addresses.length === 0) return callback(new Error(`${hostname} resolves to no address`), "", 4)
+        const refused = addresses.map((a) => forbiddenAddress(a.address, options.allowPrivate)).find((r) => r)
+        if (refused !== undefined) {
+          refusal.reason = `${hostname} resolves to ${refused}`
+          return callback(new Error(refusal.reason), "", 4)
+        }
+        if (lookupOptions.all === true) return callback(null, addresses.map((a) => ({ ...a })))
+        return callback(null, addresses[0]!.address, addresses[0]!.family)
+      },
+      (error: NodeJS.ErrnoException) => callback(error, "", 4)
+    )
+  }
+
+  const checkUrl = (url: URL, raw: string): string | undefined => {
+    if (url.protocol !== "http:" && url.protocol !== "https:") return `only http and https URLs, not ${url.protocol}`
+    const obscured = obscuredIpv4(raw)
+    if (obscured !== undefined) return obscured
+    const host = url.hostname
+    return isIpLiteral(host) ? forbiddenAddress(host.replace(/^\[|\]$/g, ""), options.allowPrivate) : undefined
+  }
+
+  const hop = (url: URL, limit: number) =>
+    Effect.async<Hop, ToolExecutionError>((resume) => {
+      const refusal: { reason?: string } = {}
+      let settled = false
+      const settle = (effect: Effect.Effect<Hop, ToolExecutionError>) => {
+        if (settled) return
+        settled = true
+        resume(effect)
+      }
+      const client = url.protocol === "https:" ? NodeHttps : NodeHttp
+      const request = client.request(url, {
+        method: "GET",
+        agent: false,
+        lookup: guardedLookup(refusal),
+        headers: {
+          "user-agent": "myclaw",
+          accept: "text/html, text/plain;q=0.9, application/json;q=0.8, */*;q=0.1",
+          "accept-encoding": "identity"
+        }
+      }, (response) => {
+        const status = response.statusCode ?? 0
+        const location = response.headers.location
+        if ([301, 302, 303, 307, 308].includes(status) && location !== undefined) {
+          response.destroy()
+          return settle(Effect.succeed({ _tag: "Redirect", location }))
+        }
+        const contentType = response.headers["content-type"] ?? ""
+        const mediaType = contentType.split(";")[0]!.trim().toLowerCase()
+        if (status >= 400) {
+          response.destroy()
+          return settle(Effect.fail(fail(`HTTP ${status} ${response.statusMessage ?? ""} from ${url.href}`.trim())))
+        }
+        if (!textual(mediaType)) {
+          response.destroy()
+          return settle(Effect.fail(fail(`${url.href} is ${mediaType || "of no stated type"}, not text: not read`)))
+        }
+        const chunks: Array<Buffer> = []
+        let size = 0
+        response.on("data", (chunk: Buffer) => {
+          const room = limit - size
+          if (chunk.length > room) {
+            chunks.push(chunk.subarray(0, room))
+            response.destroy()
+            return settle(
+              Effect.succeed({ _tag: "Body", status, contentType, bytes: Buffer.concat(chunks), cut: true })
+            )
+          }
+          chunks.push(chunk)
+          size += chunk.length
+        })
+        response.on(
+          "end",
+          () => settle(Effect.succeed({ _tag: "Body", status, contentType, bytes: Buffer.concat(chunks), cut: false }))
+        )
+        response.on("error", (error) => settle(Effect.fail(fail(`${url.href}: ${error.message}`))))
+      })
+      request.on("error", (error) =>
+        settle(Effect.fail(fail(
+          refusal.reason === undefined ? `${url.href}: ${error.message}` : `refused: ${refusal.reason}`
+        ))))
+      request.end()
+      return Effect.sync(() => request.destroy())
+    })
+
+  const render = (url: URL, body: Extract<Hop, { _tag: "Body" }>, limit: number): ToolOutput => {
+    const source = `url:${url.href}`
+    const raw = decode(body.bytes, body.contentType, body.cut)
+    const html = /^(?:text\/html|application\/xhtml\+xml)/i.test(body.contentType)
+    const { text, title } = html ? htmlToText(raw) : { text: raw.trim(), title: "" }
+    const header = `${url.href} (HTTP ${body.status}, ${body.contentType || "no content type"})`
+    const page = title === "" ? text : `# ${title}\n\n${text}`
+    if (body.cut) {
+      const note = `cut at ${limit} bytes`
+      return { status: "partial", content: `${header}\n\n${page}\n[${note}: the rest was not read]`, source, note }
+    }
+    if (text === "") return { status: "empty", content: `${header}: no text`, source }
+    return { status: "success", content: `${header}\n\n${page}`, source }
+  }
+
+  const fetch = (raw: string, limit: number) =>
+    Effect.gen(function*() {
+      let url = new URL(raw)
+      let written = raw
+      for (let redirects = 0;; redirects++) {
+        const refused = checkUrl(url, written)
+        if (refused !== undefined) {
+          return yield* fail(redirects === 0 ? `refused: ${refused}` : `refused redirect to ${url.href}: ${refused}`)
+        }
+        const result = yield* hop(url, limit)
+        if (result._tag === "Body") return render(url, result, limit)
+        if (redirects === MAX_REDIRECTS) return yield* fail(`more than ${MAX_REDIRECTS} redirects from ${raw}`)
+        written = result.location
+        url = yield* Effect.try({
+          try: () => new URL(result.location, url),
+          catch: () => fail(`${url.href} redirects to an invalid URL: ${JSON.stringify(result.location)}`)
+        })
+        if (!/^[a-z][a-z0-9+.-]*:/i.test(written)) written = url.href
+      }
+    })
+
+  return defineTool({
+    name: TOOL,
+    description: "Fetch a web page or text document (http or https) and return its readable text. " +
+      "Only public addresses; text content only; long pages are cut.",
+    parameters: Schema.Struct({
+      url: HttpUrlString,
+      max_bytes: Schema.optional(Schema.Int.pipe(Schema.positive()))
+    }),
+    hasSideEffects: false,
+    external: true,
+    targetKind: "host",
+    target: ({ url }) => canonicalHost(url) ?? url,
+    summarize: ({ url }) => `fetch ${url}`,
+    execute: ({ max_bytes, url }) =>
+      fetch(url, Math.min(max_bytes ?? options.maxBytes, options.maxBytes)).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(options.timeoutMs),
+          onTimeout: () => fail(`no complete answer from ${url} within ${options.timeoutMs} ms`)
+        })
+      )
+  })
+}

@@ -1,0 +1,218 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import type { ToolOutput } from "../../../src/domain/Tool.js"
+import { TestLayer } from "../../../src/layers/Test.js"
+import { makeWebFetchTool, type Resolver, type WebFetchOptions } from "../../../src/layers/tools/WebFetchTool.js"
+import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
+import { recordingLlm } from "../../contract/fixtures.js"
+
+/** A real server on `host` answering every request with `handler`; it counts the connections it accepted. */
+const server = (host: string, handler: (req: Http.IncomingMessage, res: Http.ServerResponse, port: number) => void) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly port: number; readonly connections: () => number; readonly server: Http.Server }>(
+      (resume) => {
+        let connections = 0
+        const created = Http.createServer((req, res) => handler(req, res, (created.address() as AddressInfo).port))
+        created.on("connection", () => connections++)
+        created.listen(0, host, () =>
+          resume(Effect.succeed({
+            port: (created.address() as AddressInfo).port,
+            connections: () => connections,
+            server: created
+          })))
+      }
+    ),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+const page = (contentType: string, body: string | Buffer) => (_: Http.IncomingMessage, res: Http.ServerResponse) => {
+  res.writeHead(200, { "content-type": contentType })
+  res.end(body)
+}
+
+/** A resolver that must not be asked: an IP literal is judged without any lookup. */
+const noLookup: Resolver = (hostname) => Promise.reject(new Error(`unexpected lookup of ${hostname}`))
+
+const fetchWith = (options: Partial<WebFetchOptions>, args: unknown) => {
+  const tool = makeWebFetchTool({ allowPrivate: [], timeoutMs: 10_000, maxBytes: 1024 * 1024, ...options })
+  const prepared = tool.prepare(args)
+  if (Either.isLeft(prepared)) return Effect.die(prepared.left)
+  return Effect.either(prepared.right.execute)
+}
+
+const refusal = (result: Either.Either<ToolOutput, { readonly message: string }>): string =>
+  Either.isLeft(result) ? result.left.message : `not refused: ${result.right.status} ${result.right.content}`
+
+describe("web_fetch address guard", () => {
+  it.scoped("refuses loopback, private, link-local and disguised addresses without connecting", () =>
+    Effect.gen(function*() {
+      const local = yield* server("127.0.0.1", page("text/plain", "secret"))
+      const urls = [
+        `http://127.0.0.1:${local.port}/`,
+        `http://[::1]:${local.port}/`,
+        `http://10.0.0.1:${local.port}/`,
+        "http://169.254.169.254/latest/meta-data/",
+        `http://2130706433:${local.port}/`,
+        `http://0x7f.1:${local.port}/`,
+        `http://017700000001:${local.port}/`,
+        `http://[::ffff:127.0.0.1]:${local.port}/`,
+        `http://0.0.0.0:${local.port}/`,
+        `http://[fd00::1]:${local.port}/`
+      ]
+      for (const url of urls) {
+        assert.match(refusal(yield* fetchWith({ resolve: noLookup }, { url })), /^refused: /, url)
+      }
+      assert.strictEqual(local.connections(), 0)
+    }))
+
+  it.scoped("judges the resolved address: a name resolving to loopback is refused, every address counts", () =>
+    Effect.gen(function*() {
+      const local = yield* server("127.0.0.1", page("text/plain", "secret"))
+      const asked: Array<string> = []
+      const resolve: Resolver = (hostname) => {
+        asked.push(hostname)
+        return Promise.resolve(
+          hostname === "evil.test"
+            ? [{ address: "127.0.0.1", family: 4 }]
+            : [{ address: "93.184.215.14", family: 4 }, { address: "10.1.2.3", family: 4 }]
+        )
+      }
+      const evil = yield* fetchWith({ resolve }, { url: `http://evil.test:${local.port}/` })
+      assert.strictEqual(refusal(evil), "refused: evil.test resolves to 127.0.0.1 is a loopback address")
+      const mixed = yield* fetchWith({ resolve }, { url: `http://mixed.test:${local.port}/` })
+      assert.match(refusal(mixed), /^refused: mixed\.test resolves to 10\.1\.2\.3 is a private address/)
+      assert.deepStrictEqual(asked, ["evil.test", "mixed.test"])
+      assert.strictEqual(local.connections(), 0)
+    }))
+
+  it.scoped("a redirect to a forbidden address is refused before any connection to it", () =>
+    Effect.gen(function*() {
+      const forbidden = yield* server("127.0.0.2", page("text/plain", "internal"))
+      const targets = [`http://127.0.0.2:${forbidden.port}/admin`, `http://inner.test:${forbidden.port}/admin`]
+      const allowed = yield* server("127.0.0.1", (req, res) => {
+        res.writeHead(302, { location: targets[Number(req.url?.slice(1))]! })
+        res.end()
+      })
+      const resolve: Resolver = () => Promise.resolve([{ address: "127.0.0.2", family: 4 }])
+      const options = { allowPrivate: ["127.0.0.1"], resolve }
+      const direct = yield* fetchWith(options, { url: `http://127.0.0.1:${allowed.port}/0` })
+      assert.strictEqual(
+        refusal(direct),
+        `refused redirect to ${targets[0]}: 127.0.0.2 is a loopback address`
+      )
+      const named = yield* fetchWith(options, { url: `http://127.0.0.1:${allowed.port}/1` })
+      assert.strictEqual(refusal(named), "refused: inner.test resolves to 127.0.0.2 is a loopback address")
+      assert.strictEqual(allowed.connections(), 2)
+      assert.strictEqual(forbidden.connections(), 0)
+    }))
+
+  it.scoped("follows at most five redirects", () =>
+    Effect.gen(function*() {
+      const loop = yield* server("127.0.0.1", (req, res, port) => {
+        const n = Number(req.url?.slice(1))
+        if (n < 6) res.writeHead(301, { location: `http://127.0.0.1:${port}/${n + 1}` }).end()
+        else page("text/plain", "arrived")(req, res)
+      })
+      const options = { allowPrivate: ["127.0.0.1"], resolve: noLookup }
+      const five = yield* fetchWith(options, { url: `http://127.0.0.1:${loop.port}/1` })
+      assert.deepStrictEqual(
+        Either.map(five, (out) => [out.status, out.source]),
+        Either.right(["success", `url:http://127.0.0.1:${loop.port}/6`])
+      )
+      const six = yield* fetchWith(options, { url: `http://127.0.0.1:${loop.port}/0` })
+      assert.match(refusal(six), /^more than 5 redirects/)
+    }))
+
+  it.effect("only http and https URLs pass validation", () =>
+    Effect.sync(() => {
+      const tool = makeWebFetchTool({ allowPrivate: [], timeoutMs: 1000, maxBytes: 1000 })
+      for (const url of ["file:///etc/passwd", "ftp://example.org/", "not a url"]) {
+        assert.isTrue(Either.isLeft(tool.prepare({ url })), url)
+      }
+      assert.strictEqual(
+        Either.getOrThrow(tool.prepare({ url: "https://EN.Wikipedia.org./wiki/X" })).target,
+        "en.wikipedia.org"
+      )
+    }))
+})
+
+describe("web_fetch content", () => {
+  const allowLocal = { allowPrivate: ["127.0.0.1"], resolve: noLookup }
+
+  it.scoped("cuts an oversized body at max_bytes, with a note", () =>
+    Effect.gen(function*() {
+      const big = yield* server("127.0.0.1", page("text/plain; charset=utf-8", "é".repeat(50_000)))
+      const result = yield* fetchWith(allowLocal, { url: `http://127.0.0.1:${big.port}/`, max_bytes: 1001 })
+      const out = Either.getOrThrow(result)
+      assert.strictEqual(out.status, "partial")
+      assert.strictEqual(out.note, "cut at 1001 bytes")
+      assert.include(out.content, "[cut at 1001 bytes: the rest was not read]")
+      assert.include(out.content, "é".repeat(500))
+      assert.notInclude(out.content, "é".repeat(501))
+      assert.notInclude(out.content, "\uFFFD")
+    }))
+
+  it.scoped("the configured size limit caps max_bytes", () =>
+    Effect.gen(function*() {
+      const big = yield* server("127.0.0.1", page("application/json", JSON.stringify({ data: "x".repeat(5000) })))
+      const out = Either.getOrThrow(
+        yield* fetchWith({ ...allowLocal, maxBytes: 100 }, { url: `http://127.0.0.1:${big.port}/`, max_bytes: 9999 })
+      )
+      assert.deepStrictEqual([out.status, out.note], ["partial", "cut at 100 bytes"])
+    }))
+
+  it.scoped("refuses content that is not text; an empty body is `empty`; an HTTP error fails", () =>
+    Effect.gen(function*() {
+      const routes: Record<string, [number, string, string]> = {
+        "/png": [200, "image/png", "\x89PNG"],
+        "/empty": [200, "text/plain", ""],
+        "/missing": [404, "text/plain", "no"]
+      }
+      const site = yield* server("127.0.0.1", (req, res) => {
+        const [status, type, body] = routes[req.url ?? ""]!
+        res.writeHead(status, { "content-type": type }).end(body)
+      })
+      const base = `http://127.0.0.1:${site.port}`
+      assert.match(refusal(yield* fetchWith(allowLocal, { url: `${base}/png` })), /is image\/png, not text/)
+      const empty = Either.getOrThrow(yield* fetchWith(allowLocal, { url: `${base}/empty` }))
+      assert.strictEqual(empty.status, "empty")
+      assert.match(refusal(yield* fetchWith(allowLocal, { url: `${base}/missing` })), /^HTTP 404 Not Found/)
+    }))
+
+  it.scoped("HTML becomes readable text, and reaches the model wrapped as untrusted with its URL", () => {
+    const html = `<!doctype html><html><head><title>Tide tables</title><style>p{color:red}</style></head><body>
+      <nav><a href="/">Home</a></nav><article><h1>Tide tables</h1>
+      <p>High tide at <b>06:42</b> and 19:03. Low tide falls at 12:51.</p>
+      <p>${"The harbour is calm in the morning and the ferries run on time. ".repeat(12)}</p></article>
+      <script>alert("x")</script></body></html>`
+    return Effect.gen(function*() {
+      const site = yield* server("127.0.0.1", page("text/html; charset=utf-8", html))
+      const url = `http://127.0.0.1:${site.port}/tides`
+      const llm = recordingLlm([{ toolCalls: [{ name: "web_fetch", args: { url } }] }, { text: "06:42" }])
+      const trace = yield* Effect.flatMap(
+        AgentRuntime,
+        (agent) => agent.handle({ userMessage: `when is high tide? see ${url}`, sessionId: "s", channel: "cli:me" })
+      ).pipe(
+        Effect.provide(TestLayer({
+          llm: llm.layer,
+          config: { tools: { web: true }, web: { allowPrivate: ["127.0.0.1"] } }
+        }))
+      )
+      assert.strictEqual(trace.final_response, "06:42")
+      const sent = llm.requests[1]!.messages.find((message) => message.role === "tool")
+      const content = sent?.role === "tool" ? sent.content : ""
+      assert.match(content, new RegExp(`^<untrusted id="[^"]+" source="url:${url}" retrieved_at="[^"]+">\\n`))
+      assert.include(content, "High tide at 06:42 and 19:03.")
+      assert.include(content, "# Tide tables")
+      assert.notInclude(content, "<p>")
+      assert.notInclude(content, "alert")
+      assert.notInclude(content, "color:red")
+    })
+  })
+})
