@@ -37,6 +37,9 @@ const SCENARIOS = [
   { name: 'http-turns', script: 'http-turns.mjs', env: {} },
   // The same 5-step request served by the ReAct loop and by the fast path: LLM calls, tokens, overhead per turn.
   { name: 'plans', script: 'plans.mjs', env: {} },
+  // Prompt tokens per turn of a 30-turn vs a 6-turn session, the stable prefix's share of the prompt, and
+  // start-up time with 100,000 stored turns vs none.
+  { name: 'sessions', script: 'sessions.mjs', env: {} },
 ];
 
 const KNOBS = ['STEPS', 'WARMUP', 'RUNS', 'CONC', 'CONC_RUNS', 'HOLD'];

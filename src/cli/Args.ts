@@ -21,6 +21,9 @@ export type Command = Data.TaggedEnum<{
   Backup: { readonly dest: string | undefined }
   Digest: { readonly day: string; readonly polish: boolean }
   BudgetOverride: { readonly until: string; readonly reason: string }
+  SessionsList: {}
+  SessionsShow: { readonly id: string }
+  SessionsForget: { readonly id: string }
   SecretsSet: { readonly name: string }
   SecretsList: {}
   SecretsRm: { readonly name: string }
@@ -44,6 +47,8 @@ export const usage = `Usage:
   myclaw backup [--dest DIR]                       a tar.gz of the workspace, with the retention of old ones
   myclaw budget                                    today's spend, the caps, what remains, when it resets
   myclaw budget override --until HH:MM --reason "..."   lift the hard cap until HH:MM today (audited)
+  myclaw sessions list | show ID | forget ID       the sessions; one with its turns and cache share; delete
+                                                   one's stored turns and summaries (audited; traces stay)
   myclaw secrets set NAME                          store a secret, its value read from stdin (audited)
   myclaw secrets list                              the stored secrets: names and last change, never values
   myclaw secrets rm NAME                           remove a secret (audited)
@@ -132,6 +137,26 @@ const parseBudget = (args: ReadonlyArray<string>): Either.Either<Command, UsageE
     }
     return Either.right(Command.BudgetOverride({ until, reason }))
   })
+}
+
+const parseSessions = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
+  const [action, ...rest] = args
+  switch (action) {
+    case undefined:
+    case "list":
+      return rest.length === 0
+        ? Either.right(Command.SessionsList())
+        : fail(`sessions list takes no arguments, got ${rest.join(" ")}`)
+    case "show":
+    case "forget":
+      return rest.length === 1 && rest[0] !== "" && !rest[0]!.startsWith("--")
+        ? Either.right(
+          action === "show" ? Command.SessionsShow({ id: rest[0]! }) : Command.SessionsForget({ id: rest[0]! })
+        )
+        : fail(`sessions ${action} takes one session id (myclaw sessions list shows them)`)
+    default:
+      return fail(`sessions: unknown subcommand ${JSON.stringify(action)} (try: list, show ID, forget ID)`)
+  }
 }
 
 const parseAudit = (args: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
@@ -242,6 +267,8 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, U
       return parseBudget(rest)
     case "audit":
       return parseAudit(rest)
+    case "sessions":
+      return parseSessions(rest)
     case "secrets":
       return parseSecrets(rest)
     case "backup":

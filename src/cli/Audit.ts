@@ -147,6 +147,8 @@ const summaryOf = (record: SealedRecord): string => {
       return `${record.file}: ${record.truncated_bytes} bytes cut`
     case "llm_call":
       return `${record.purpose}: ${record.model} ${record.cost_usd.toFixed(4)} USD`
+    case "session_forgotten":
+      return `${record.session_id} of ${record.owner}: ${record.turns_deleted} turns deleted`
     case "secret_changed":
       return `${record.name} ${record.action}`
   }

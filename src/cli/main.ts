@@ -71,6 +71,13 @@ const secrets = <A, E, R>(
     return yield* command(module, layers).pipe(Effect.provide(stderrLogs))
   })
 
+const sessions = <A, E, R>(command: (module: typeof import("./SessionsCommand.js")) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const module = yield* load(() => import("./SessionsCommand.js"))
+    const { SessionsCommandLayer } = yield* load(() => import("../layers/SessionsCommands.js"))
+    return yield* command(module).pipe(Effect.provide(SessionsCommandLayer), Effect.provide(stderrLogs))
+  })
+
 const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   Effect.gen(function*() {
     if (argv[0] === "trace" || argv[0] === "replay" || argv[0] === "eval") {
@@ -137,6 +144,9 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
             Effect.provide(stderrLogs)
           )
         }),
+      SessionsList: () => sessions((module) => module.sessionsList),
+      SessionsShow: ({ id }) => sessions((module) => module.sessionsShow(id)),
+      SessionsForget: ({ id }) => sessions((module) => module.sessionsForget(id)),
       Backup: (options) =>
         Effect.gen(function*() {
           const { backupCommand } = yield* load(() => import("./Backup.js"))
@@ -168,6 +178,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       HttpListenError: (error) => Effect.as(Console.error(`myclaw: ${error.message}`), 1),
       PlanCacheError: (error) => Effect.as(Console.error(`myclaw: plans ${error.path}: ${error.message}`), 1),
       BudgetStoreError: (error) => Effect.as(Console.error(`myclaw: budget ${error.path}: ${error.message}`), 1),
+      SessionError: (error) => Effect.as(Console.error(`myclaw: session ${error.sessionId}: ${error.message}`), 1),
       SecretError: (error) => Effect.as(Console.error(`myclaw: secrets: ${error.message}`), 1)
     }),
     Effect.catchAll((error) => Effect.as(Console.error(`myclaw: ${String(error)}`), 1))

@@ -148,6 +148,16 @@ export const LlmCallRecord = Schema.Struct({
   cost_usd: Schema.Number
 })
 
+/** The owner deleted a session's stored turns and summaries; its traces and audit records stay. */
+export const SessionForgottenRecord = Schema.Struct({
+  kind: Schema.Literal("session_forgotten"),
+  at: At,
+  sender: Schema.String,
+  session_id: Schema.String,
+  owner: Schema.String,
+  turns_deleted: Schema.Number
+})
+
 /** The owner stored, replaced or removed a secret; the value is never recorded. */
 export const SecretChangedRecord = Schema.Struct({
   kind: Schema.Literal("secret_changed"),
@@ -168,6 +178,7 @@ export const AuditRecord = Schema.Union(
   RecoveredRecord,
   LlmCallRecord,
   AuditResumedRecord,
+  SessionForgottenRecord,
   SecretChangedRecord
 )
 export type AuditRecord = typeof AuditRecord.Type

@@ -137,6 +137,8 @@ export const ReplayRecord = Schema.Struct({
     tainted_by: Schema.optional(Schema.Array(Schema.String)),
     answered_at: Schema.optional(Schema.String)
   })),
+  /** The summary of the session's older turns the prompt held, and the untrusted sources behind it. */
+  summary: Schema.optional(Schema.Struct({ text: Schema.String, tainted_by: Schema.Array(Schema.String) })),
   budget: Schema.optional(Schema.Array(BudgetRead))
 })
 export type ReplayRecord = typeof ReplayRecord.Type

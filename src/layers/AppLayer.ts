@@ -11,6 +11,7 @@ import type { MyclawConfig } from "../services/MyclawConfig.js"
 import type { PlanCache } from "../services/PlanCache.js"
 import type { Policy } from "../services/Policy.js"
 import type { Secrets } from "../services/Secrets.js"
+import type { Sessions } from "../services/Sessions.js"
 import type { ToolRegistry } from "../services/ToolRegistry.js"
 import type { TraceStore } from "../services/TraceStore.js"
 import type { Workspace } from "../services/Workspace.js"
@@ -53,7 +54,9 @@ export interface AppParts<
   ALlm,
   ELlm,
   AApprovals,
-  EApprovals
+  EApprovals,
+  ASessions = never,
+  ESessions = never
 > {
   /** The configuration, the workspace and the platform. */
   readonly base: Layer.Layer<ABase | Foundation, EBase>
@@ -61,6 +64,8 @@ export interface AppParts<
   readonly audit: Layer.Layer<AAudit | AuditLog, EAudit, Foundation>
   readonly budget: Layer.Layer<ABudget | Budget, EBudget, Foundation | AuditLog | IdGenerator>
   readonly traceStore: Layer.Layer<ATraces | TraceStore, ETraces, Foundation>
+  /** The sessions and their history (what the prompt's history blocks are built from). */
+  readonly sessions: Layer.Layer<ASessions | Sessions, ESessions, Foundation | IdGenerator>
   /** The tools may resolve secrets at execution; the registry redacts every resolved value from their results. */
   readonly tools: Layer.Layer<ATools | ToolRegistry, ETools, Foundation | Secrets>
   /** The owner's secrets (default: the workspace's encrypted store). */
@@ -103,7 +108,9 @@ export const makeAppLayer = <
   ALlm,
   ELlm,
   AApprovals,
-  EApprovals
+  EApprovals,
+  ASessions,
+  ESessions
 >(
   parts: AppParts<
     ABase,
@@ -121,14 +128,16 @@ export const makeAppLayer = <
     ALlm,
     ELlm,
     AApprovals,
-    EApprovals
+    EApprovals,
+    ASessions,
+    ESessions
   >
 ) => {
   const services = Layer.mergeAll(parts.llm, parts.approvals).pipe(
     Layer.provideMerge(
       Layer.mergeAll(PromptBuilderLive, PolicyLive, RunningTurnsLive, parts.plans ?? PlanCacheSqlite)
     ),
-    Layer.provideMerge(Layer.merge(parts.tools, parts.traceStore)),
+    Layer.provideMerge(Layer.mergeAll(parts.tools, parts.traceStore, parts.sessions)),
     Layer.provideMerge(makeStateLayer(parts)),
     Layer.provideMerge(RedactedLogs),
     Layer.provideMerge(parts.secrets ?? SecretsLive)

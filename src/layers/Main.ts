@@ -8,6 +8,7 @@ import { BudgetLive } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
 import { PlanCacheNone } from "./plans/PlanCacheSqlite.js"
+import { SessionsSqlite } from "./sessions/SessionsSqlite.js"
 import { ToolRegistryConfigured } from "./tools/ToolRegistryConfigured.js"
 import { TraceStoreFile } from "./traces/TraceStoreFile.js"
 
@@ -20,6 +21,7 @@ export const LiveParts = {
   audit: AuditLogFile,
   budget: BudgetLive,
   traceStore: TraceStoreFile,
+  sessions: SessionsSqlite,
   tools: ToolRegistryConfigured(),
   llm: LlmLive,
   approvals: ApprovalsSqlite.pipe(Layer.provideMerge(ApprovalRouterLive))

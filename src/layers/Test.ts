@@ -25,6 +25,8 @@ import { BudgetLive } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmScripted } from "./llm/LlmScripted.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
+import { SessionsMemory } from "./sessions/SessionsMemory.js"
+import { SessionsSqlite } from "./sessions/SessionsSqlite.js"
 import { ToolRegistryConfigured } from "./tools/ToolRegistryConfigured.js"
 import { readTraces, TraceStoreFile } from "./traces/TraceStoreFile.js"
 import { RecordedTraces, TraceStoreMemory } from "./traces/TraceStoreMemory.js"
@@ -50,13 +52,23 @@ const TraceStoreFileRecorded = Layer.merge(
   )
 )
 
+/** The workspace in `home` (created when missing): a second layer on the same home is a restart. */
+const WorkspaceAt = (home: string) => Layer.effect(Workspace, makeWorkspace(home).pipe(Effect.orDie))
+
 export interface TestOptions {
+  /** A workspace folder that outlives the layer (default: a fresh temporary one, removed with the layer). */
+  readonly home?: string
   /** The model's answers, in order; ignored when `llm` is given. */
   readonly script?: ReadonlyArray<ScriptEntry>
   /** Another model layer (e.g. `LlmFunction` to see the requests, or `LlmLive` against a local server). */
   readonly llm?: Layer.Layer<Llm, unknown, MyclawConfig | Budget | FileSystem.FileSystem | HttpClient.HttpClient>
   /** `file` keeps traces as production does, in the workspace, and reads them back from there. */
   readonly traceStore?: "memory" | "file"
+  /**
+   * `sqlite` keeps sessions as production does, in the workspace's SQLite file (the default when traces are
+   * kept in files); `memory` otherwise.
+   */
+  readonly sessions?: "memory" | "sqlite"
   /**
    * Tools added to the built-in ones (and to those of the MCP servers the configuration names); made by an
    * effect when they resolve secrets at execution.
@@ -94,13 +106,16 @@ export const TestLayer = (options: TestOptions) => {
   > = options.approvals ?? ApprovalsSqlite
   return makeAppLayer({
     base: MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)(options.config ?? {})).pipe(
-      Layer.merge(WorkspaceTemp),
+      Layer.merge(options.home === undefined ? WorkspaceTemp : WorkspaceAt(options.home)),
       Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
     ),
     ids: options.ids ?? IdGeneratorLive,
     audit: options.audit ?? AuditLogMemory,
     budget: BudgetLive,
     traceStore: options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
+    sessions: (options.sessions ?? (options.traceStore === "file" ? "sqlite" : "memory")) === "sqlite"
+      ? SessionsSqlite
+      : SessionsMemory,
     tools: Effect.isEffect(options.tools)
       ? Layer.unwrapEffect(Effect.map(options.tools, (tools) => ToolRegistryConfigured(tools)))
       : ToolRegistryConfigured(options.tools ?? []),

@@ -1,10 +1,12 @@
-import { Effect, Layer } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
+import type { NewSessionTurn } from "../domain/Session.js"
 import { traceRecord } from "../domain/TraceSummary.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Metrics } from "../services/Metrics.js"
+import { Sessions } from "../services/Sessions.js"
 import { TraceSink } from "../services/TraceSink.js"
-import { TraceStore } from "../services/TraceStore.js"
+import { pastTaint, TraceStore } from "../services/TraceStore.js"
 
 /** How many of the newest traces are checked against the audit log at start. */
 const CHECKED_AT_START = 100
@@ -30,16 +32,57 @@ const flagUnaudited = (store: TraceStore["Type"], audit: AuditLog["Type"]) =>
     Effect.catchAll((error) => Effect.logWarning(`cannot compare the traces with the audit log: ${error.message}`))
   )
 
-/** The closed trace is persisted, then its summary appended to the audit log, then counted. */
+/** What a closed turn adds to its session: the exchange, its taint and what its prompts cost. */
+export const sessionTurnOf = (trace: ExecutionTrace): NewSessionTurn => {
+  const finished = trace.finished_at ?? trace.started_at
+  const taint = pastTaint(trace.metadata, DateTime.formatIso(finished))
+  let promptTokens = 0
+  let cachedTokens = 0
+  let responseTokens = 0
+  for (const step of trace.steps) {
+    if (step.kind !== "thought") continue
+    promptTokens += step.prompt_tokens
+    cachedTokens += step.cached_tokens
+    responseTokens += step.response_tokens
+  }
+  return {
+    sessionId: trace.session_id,
+    owner: trace.channel,
+    traceId: trace.trace_id,
+    userMessage: trace.user_message,
+    finalResponse: trace.final_response,
+    at: DateTime.toEpochMillis(finished),
+    promptTokens,
+    cachedTokens,
+    responseTokens,
+    taintedBy: taint.taintedBy ?? [],
+    answeredAt: taint.answeredAt ?? null
+  }
+}
+
+/**
+ * The closed trace is persisted, then added to its session (the history of the session's next turns), then its
+ * summary appended to the audit log, then counted.
+ */
 export const TraceSinkLive = Layer.effect(
   TraceSink,
   Effect.gen(function*() {
     const store = yield* TraceStore
     const audit = yield* AuditLog
     const metrics = yield* Metrics
+    const sessions = yield* Sessions
     yield* flagUnaudited(store, audit)
     const close = (trace: ExecutionTrace) =>
       store.persist(trace).pipe(
+        Effect.zipRight(
+          sessions.recordTurn(sessionTurnOf(trace)).pipe(
+            Effect.catchAll((error) =>
+              error.reason === "Forbidden"
+                ? Effect.void
+                : Effect.logError(`the turn ${trace.trace_id} is not in its session's history: ${error.message}`)
+            )
+          )
+        ),
         Effect.zipRight(
           audit.append(traceRecord(trace)).pipe(
             Effect.catchAll((error) =>

@@ -2,6 +2,7 @@ import { Context } from "effect"
 import type { Effect } from "effect"
 import type { TraceStoreError, WorkspaceError } from "../domain/Errors.js"
 import type { Message, SystemBlock } from "../domain/LlmTypes.js"
+import type { SessionError } from "../domain/Session.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
 import type { PastTurn } from "./TraceStore.js"
@@ -13,6 +14,8 @@ export interface Prompt {
   readonly taint: ReadonlyArray<string>
   /** The session's past turns it holds (what a replay of the turn gives its prompt again). */
   readonly history?: ReadonlyArray<PastTurn> | undefined
+  /** The summary of the session's older turns it holds, if any. */
+  readonly summary?: { readonly text: string; readonly taintedBy: ReadonlyArray<string> } | undefined
 }
 
 /**
@@ -22,8 +25,10 @@ export interface Prompt {
 export class PromptBuilder extends Context.Tag("myclaw/PromptBuilder")<PromptBuilder, {
   readonly build: (input: {
     readonly sessionId: string
+    /** The sender: a session of another owner is refused (`SessionError` Forbidden). */
+    readonly channel: string
     readonly userMessage: string
-  }) => Effect.Effect<Prompt, WorkspaceError | TraceStoreError>
+  }) => Effect.Effect<Prompt, WorkspaceError | TraceStoreError | SessionError>
   /**
    * Truncated to 2 KB (head and tail) and, for external tools, wrapped in an unforgeable `<untrusted>`
    * stamped with `retrievedAt` (epoch milliseconds).

@@ -58,11 +58,6 @@ export const pastTurnOf = (trace: ExecutionTrace): PastTurn => ({
 export class TraceStore extends Context.Tag("myclaw/TraceStore")<TraceStore, {
   /** Durable when it succeeds. */
   readonly persist: (trace: ExecutionTrace) => Effect.Effect<void, TraceStoreError>
-  /**
-   * The last `limit` closed turns of a session, oldest first (in the order they were persisted), none for a
-   * limit below 1: what the prompt's history block needs. A store keeps at least the last 20 of each session.
-   */
-  readonly recentTurns: (sessionId: string, limit: number) => Effect.Effect<ReadonlyArray<PastTurn>, TraceStoreError>
   /** One trace by id, without reading the others. */
   readonly get: (traceId: string) => Effect.Effect<Option.Option<ExecutionTrace>, TraceStoreError>
   /** The traces that match, in the order they were persisted (the last `limit` when given). */

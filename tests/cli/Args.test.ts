@@ -23,6 +23,17 @@ const chat = (message: string, session: string | undefined = undefined, json = f
 })
 
 describe("parseArgs", () => {
+  it.effect("sessions list, show ID, forget ID; anything else names what is wrong", () =>
+    Effect.sync(() => {
+      assert.deepStrictEqual({ ...ok(["sessions"]) }, { _tag: "SessionsList" })
+      assert.deepStrictEqual({ ...ok(["sessions", "list"]) }, { _tag: "SessionsList" })
+      assert.deepStrictEqual({ ...ok(["sessions", "show", "s1"]) }, { _tag: "SessionsShow", id: "s1" })
+      assert.deepStrictEqual({ ...ok(["sessions", "forget", "s1"]) }, { _tag: "SessionsForget", id: "s1" })
+      assert.include(usageError(["sessions", "show"]), "sessions show takes one session id")
+      assert.include(usageError(["sessions", "forget", "a", "b"]), "sessions forget takes one session id")
+      assert.include(usageError(["sessions", "drop", "a"]), "unknown subcommand \"drop\"")
+    }))
+
   it.effect("chat with a message", () =>
     Effect.sync(() => {
       assert.deepStrictEqual({ ...ok(["chat", "hello there"]) }, chat("hello there"))

@@ -26,7 +26,13 @@ describe("PromptBuilderLive", () => {
       assert.include(request!.system[2]!.text, "never instructions")
       assert.strictEqual(request!.system[3]!.text, "The owner is Ada.\n\nAda likes tea.")
       assert.deepStrictEqual(request!.messages, [{ role: "user", content: "hi" }])
-      assert.deepStrictEqual(request!.tools.map((tool) => tool.name), ["fs_read", "fs_list", "fs_write", "now"])
+      assert.deepStrictEqual(request!.tools.map((tool) => tool.name), [
+        "fs_read",
+        "fs_list",
+        "fs_write",
+        "now",
+        "memory_note"
+      ])
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
   })
 

@@ -8,6 +8,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Secrets } from "../../services/Secrets.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
 import { makeFsTools } from "./FsTools.js"
+import { makeMemoryNoteTool } from "./MemoryNoteTool.js"
 import { nowTool } from "./NowTool.js"
 import { makeShellRunTool } from "./ShellRunTool.js"
 import { makeWebFetchTool } from "./WebFetchTool.js"
@@ -106,15 +107,16 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
 export const ToolRegistryFrom = (tools: ReadonlyArray<Tool>) => Layer.effect(ToolRegistry, makeToolRegistry(tools))
 
 /**
- * The built-in tools: fs_read, fs_list, fs_write (confined to the workspace) and now; web_fetch and shell_run
- * when the configuration turns them on (`"tools": { "web": true, "shell": true }`).
+ * The built-in tools: fs_read, fs_list, fs_write (confined to the workspace), now and memory_note; web_fetch
+ * and shell_run when the configuration turns them on (`"tools": { "web": true, "shell": true }`).
  */
 export const builtinTools = Effect.gen(function*() {
   const { config } = yield* MyclawConfig
   const fsTools = yield* makeFsTools
+  const memoryNote = yield* makeMemoryNoteTool
   const web = config.tools.web ? [makeWebFetchTool(config.web)] : []
   const shell = config.tools.shell ? [yield* makeShellRunTool(config.shell)] : []
-  return [...fsTools, nowTool, ...web, ...shell] satisfies ReadonlyArray<Tool>
+  return [...fsTools, nowTool, memoryNote, ...web, ...shell] satisfies ReadonlyArray<Tool>
 })
 
 /** The built-in tools plus `extra`. */

@@ -4,11 +4,10 @@ import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
-import { type PastTurn, pastTurnOf, TraceStore } from "../../services/TraceStore.js"
+import { TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
 import { restoreAside, storeAside } from "./Blobs.js"
-import { loadRecentTurns, saveSnapshot } from "./RecentTurns.js"
 import { findTrace, listTraces } from "./TraceIndex.js"
 
 type Job =
@@ -16,8 +15,6 @@ type Job =
     readonly _tag: "Write"
     readonly file: string
     readonly line: string
-    readonly sessionId: string
-    readonly turn: PastTurn
     readonly done: Deferred.Deferred<void, TraceStoreError>
   }
   | { readonly _tag: "Sync" }
@@ -35,8 +32,6 @@ const ioError = (path: string, what?: string) => (error: unknown) =>
 
 /** Under `fsync: "batch"`, how often written traces are synced to the disk. */
 const SYNC_INTERVAL = "200 millis"
-/** How many written traces between two snapshots of the recent turns. */
-const SNAPSHOT_EVERY = 256
 
 /**
  * Closed traces as JSON lines in `<workspace>/.audit/traces/YYYY-MM.jsonl`, appended by one writer fiber
@@ -87,45 +82,11 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         return handle
       })
 
-    const { offsets: loaded, recent } = yield* loadRecentTurns(dir)
-    // How far each file is reflected in `recent`: advanced only while this store is the file's only writer.
-    const offsets = new Map(Object.entries(loaded))
-    // Files another process wrote too: the next start reads them from their beginning.
-    const shared = new Set<string>()
-    let sinceSnapshot = 0
-
-    /**
-     * An offset is what this store alone wrote to its file. Another writer only ever makes the file longer
-     * than that, so comparing the sizes before the offsets are saved finds it, without a stat per append.
-     */
-    const checkOffsets = Effect.promise(async () => {
-      for (const [name, offset] of offsets) {
-        const size = await NodeFs.stat(NodePath.join(dir, name)).then((stat) => stat.size, () => -1)
-        if (size !== offset) {
-          offsets.delete(name)
-          shared.add(name)
-        }
-      }
-    })
-
     const append = (file: string, lines: string) =>
       Effect.gen(function*() {
         const handle = yield* handleFor(file)
-        const name = NodePath.basename(file)
         yield* Effect.tryPromise({
-          try: async () => {
-            const known = offsets.get(name)
-            if (known !== undefined || shared.has(name)) {
-              await handle.appendFile(lines)
-              if (known !== undefined) offsets.set(name, known + Buffer.byteLength(lines))
-              return
-            }
-            // A file without an offset: this store reflects it only if it starts it.
-            const { size } = await handle.stat()
-            await handle.appendFile(lines)
-            if (size === 0) offsets.set(name, Buffer.byteLength(lines))
-            else shared.add(name)
-          },
+          try: () => handle.appendFile(lines),
           catch: ioError(file, "cannot append the trace")
         }).pipe(
           // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
@@ -173,17 +134,6 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
           yield* sync.pipe(Effect.catchAll((error) => Effect.logError(error.message)))
         }
         for (const [items, exit] of outcomes) {
-          if (Exit.isSuccess(exit)) {
-            for (const item of items) recent.add(item.sessionId, item.turn)
-            sinceSnapshot += items.length
-          }
-        }
-        if (sinceSnapshot >= SNAPSHOT_EVERY) {
-          sinceSnapshot = 0
-          yield* checkOffsets
-          yield* saveSnapshot(dir, recent, offsets)
-        }
-        for (const [items, exit] of outcomes) {
           for (const item of items) yield* Deferred.done(item.done, exit)
         }
       })
@@ -191,8 +141,6 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     const commit = yield* makeGroupCommit<Job>({
       step,
       shutdown: sync.pipe(
-        Effect.zipRight(checkOffsets),
-        Effect.zipRight(Effect.suspend(() => saveSnapshot(dir, recent, offsets))),
         Effect.zipRight(Effect.promise(closeHandles)),
         Effect.catchAll((error) => Effect.logError(error.message)),
         Effect.catchAllDefect((defect) => Effect.logError("closing the traces", defect))
@@ -214,19 +162,14 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
             _tag: "Write",
             file,
             line: traceToJson(stored) + "\n",
-            sessionId: trace.session_id,
-            turn: pastTurnOf(trace),
             done
           }),
           () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
         )
       })
 
-    const recentTurns = (sessionId: string, limit: number) => Effect.sync(() => recent.get(sessionId, limit))
-
     return TraceStore.of({
       persist,
-      recentTurns,
       get: (traceId) => Effect.map(findTrace(dir, traceId), Option.fromNullable),
       list: (filter) => Effect.map(listTraces(dir, filter), (listed) => listed.traces)
     })

@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { TraceStoreError } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { listingOf, matchesFilter } from "../../domain/TraceListing.js"
-import { pastTurnOf, TraceStore } from "../../services/TraceStore.js"
+import { TraceStore } from "../../services/TraceStore.js"
 import { lastTurns } from "./Recent.js"
 
 /** What an in-memory trace store holds, for tests to inspect. */
@@ -23,8 +23,6 @@ export const TraceStoreMemory = Layer.scopedContext(
             ? Effect.fail(new TraceStoreError({ path: "<memory>", reason: "Io", message: "the trace store is closed" }))
             : Effect.sync(() => void traces.push(trace))
         ),
-      recentTurns: (sessionId, limit) =>
-        Effect.sync(() => lastTurns(traces.filter((trace) => trace.session_id === sessionId), limit).map(pastTurnOf)),
       get: (traceId) => Effect.sync(() => Option.fromNullable(traces.find((trace) => trace.trace_id === traceId))),
       list: (filter) =>
         Effect.sync(() => {

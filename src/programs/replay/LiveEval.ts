@@ -11,6 +11,7 @@ import { AuditLogMemory } from "../../layers/audit/AuditLogMemory.js"
 import { BudgetLive } from "../../layers/budget/BudgetLive.js"
 import { IdGeneratorLive } from "../../layers/ids/IdGeneratorLive.js"
 import { PlanCacheNone } from "../../layers/plans/PlanCacheSqlite.js"
+import { SessionsReplay } from "../../layers/sessions/SessionsReplay.js"
 import { ToolRegistryReplay } from "../../layers/tools/ToolRegistryReplay.js"
 import { TraceStoreReplay } from "../../layers/traces/TraceStoreReplay.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
@@ -50,6 +51,7 @@ export const liveEval = <EL, ET>(
       audit: AuditLogMemory,
       budget: BudgetLive,
       traceStore: TraceStoreReplay,
+      sessions: SessionsReplay,
       tools: ToolRegistryReplay(parts.tools),
       llm: parts.llm,
       approvals: Layer.provideMerge(ApprovalsReplay, ApprovalRouterLive),

@@ -9,6 +9,7 @@ import { BudgetReplay } from "../../layers/budget/BudgetReplay.js"
 import { IdGeneratorReplay } from "../../layers/ids/IdGeneratorReplay.js"
 import { LlmReplay } from "../../layers/llm/LlmReplay.js"
 import { PlanCacheNone } from "../../layers/plans/PlanCacheSqlite.js"
+import { SessionsReplay } from "../../layers/sessions/SessionsReplay.js"
 import { ToolRegistryReplay } from "../../layers/tools/ToolRegistryReplay.js"
 import { TraceStoreReplay } from "../../layers/traces/TraceStoreReplay.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
@@ -40,6 +41,7 @@ export const makeReplayer = <E>(tools: Layer.Layer<ToolRegistry, E, Foundation |
       audit: AuditLogMemory,
       budget: BudgetReplay,
       traceStore: TraceStoreReplay,
+      sessions: SessionsReplay,
       tools: ToolRegistryReplay(tools),
       llm: LlmReplay,
       approvals: Layer.provideMerge(ApprovalsReplay, ApprovalRouterLive),

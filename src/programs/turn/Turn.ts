@@ -1,6 +1,7 @@
 import { Cause, Clock, Data, Effect, Exit, Fiber, Ref, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
+import { tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
@@ -14,6 +15,8 @@ import { TraceSink } from "../../services/TraceSink.js"
 import { decide, ruleCommand } from "../rules/Rules.js"
 import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
 import { recordingReads } from "./BudgetReads.js"
+import { compactSession } from "./Compact.js"
+import { compactTurn } from "./CompactTurn.js"
 import { execute, observe } from "./Execute.js"
 import { fastPath, rememberPlan } from "./FastPath.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
@@ -58,6 +61,7 @@ export const runTurn = Effect.fnUntraced(function*(input: TurnInput) {
 
 const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
   const { config } = yield* MyclawConfig
+  const counting = tokenCountingOf(config)
   // Each budget status the turn reads is recorded: a replay reads the same ones.
   const budgetReads: Array<BudgetRead> = []
   const budget = recordingReads(yield* Budget, budgetReads)
@@ -163,6 +167,13 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
   const step = Effect.gen(function*() {
     const status = yield* budget.status
     if (status.level === "hard") return Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) })
+    const before = yield* Ref.get(state)
+    const squeezed = yield* compactTurn(before.messages, {
+      counting,
+      taintedBy: TurnState.taintSources(before),
+      recordRequest: config.traces.recordRequests
+    })
+    if (squeezed !== null) yield* update((current) => TurnState.turnCompacted(current, squeezed))
     const current = yield* Ref.get(state)
     const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
     const request = { tier, system: current.system, messages: current.messages, tools: registry.catalog } as const
@@ -214,12 +225,17 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
       yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
       return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
     }
+    const compacted = yield* compactSession(input, config.traces.recordRequests)
+    if (compacted !== null) yield* update((current) => TurnState.compacted(current, compacted))
     const built = yield* Effect.either(
-      promptBuilder.build({ sessionId: input.sessionId, userMessage: input.userMessage })
+      promptBuilder.build({ sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage })
     )
     if (built._tag === "Left") {
       const error = built.left
-      if (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") {
+      if (
+        (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") ||
+        (error._tag === "SessionError" && error.reason === "Forbidden")
+      ) {
         return { outcome: "policy_denied", response: `Not done: ${error.message}.` } as const
       }
       return yield* error

@@ -15,6 +15,7 @@ import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import type { Prompt } from "../../services/PromptBuilder.js"
 import type { PastTurn } from "../../services/TraceStore.js"
+import type { Thought } from "./Think.js"
 
 /** Untrusted content that entered the turn: its sources, and the hosts it named that the user did not. */
 export interface Taint {
@@ -51,6 +52,8 @@ export interface TurnState {
   readonly messages: ReadonlyArray<Message>
   /** The session's past turns the prompt held (what a replay gives its prompt again). */
   readonly history: NonNullable<ExecutionTrace["replay"]>["history"]
+  /** The summary of older turns the prompt held. */
+  readonly summary: NonNullable<ExecutionTrace["replay"]>["summary"]
   readonly steps: ReadonlyArray<TraceStep>
   readonly costUsd: number
   readonly invalidStreak: number
@@ -70,6 +73,7 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   system: [],
   messages: [],
   history: [],
+  summary: undefined,
   steps: [],
   costUsd: 0,
   invalidStreak: 0,
@@ -85,6 +89,9 @@ export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   system: prompt.system,
   messages: prompt.messages,
   history: historyRecord(prompt.history ?? []),
+  summary: prompt.summary === undefined
+    ? undefined
+    : { text: prompt.summary.text, tainted_by: prompt.summary.taintedBy },
   taint: { ...state.taint, inherited: prompt.taint }
 })
 
@@ -102,6 +109,29 @@ export const thought = (state: TurnState, step: ThoughtStep, response: LlmRespon
     ? state.messages
     : [...state.messages, { role: "assistant", content: response.text, toolCalls: response.toolCalls }]
 })
+
+/** The summary of the session's older turns made on entering this turn: its Thought, or why it failed. */
+export const compacted = (
+  state: TurnState,
+  summary: { readonly thought: Thought; readonly failure: string | null }
+): TurnState => {
+  const next = summary.thought._tag === "Answered"
+    ? thought(state, summary.thought.step, summary.thought.response)
+    : state
+  return summary.failure === null ? next : withMetadata(next, "summary_failed", summary.failure)
+}
+
+/** The turn's own history replaced by its summary (or dropped with a note): its Thought, if the call answered. */
+export const turnCompacted = (
+  state: TurnState,
+  summary: { readonly thought: Thought; readonly failure: string | null; readonly messages: ReadonlyArray<Message> }
+): TurnState => {
+  const next = summary.thought._tag === "Answered"
+    ? thought(state, summary.thought.step, summary.thought.response)
+    : state
+  const squeezed = { ...next, messages: summary.messages }
+  return summary.failure === null ? squeezed : withMetadata(squeezed, "turn_summary_failed", summary.failure)
+}
 
 export const forcedFrontier = (state: TurnState): TurnState =>
   state.forceFrontier ? state : { ...state, forceFrontier: true }
@@ -174,7 +204,12 @@ export const toTrace = (
     ? state.metadata
     : { ...state.metadata, taint_sources: taintSources(state) },
   format: TRACE_FORMAT,
-  replay: { ids: drawnIds.slice(), history: state.history, budget: budgetReads.slice() },
+  replay: {
+    ids: drawnIds.slice(),
+    history: state.history,
+    ...(state.summary === undefined ? {} : { summary: state.summary }),
+    budget: budgetReads.slice()
+  },
   ...(state.route === null ? {} : { path: state.route.path, path_reason: state.route.reason })
 })
 

@@ -55,7 +55,7 @@ layer(Live)("ToolRegistryLive: catalog and validate", (it) => {
   it.effect("shows the built-in tools with self-contained object schemas", () =>
     Effect.gen(function*() {
       const { catalog } = yield* ToolRegistry
-      assert.deepStrictEqual(catalog.map((spec) => spec.name), ["fs_read", "fs_list", "fs_write", "now"])
+      assert.deepStrictEqual(catalog.map((spec) => spec.name), ["fs_read", "fs_list", "fs_write", "now", "memory_note"])
       for (const spec of catalog) {
         assert.strictEqual(spec.parameters.type, "object", spec.name)
         assert.notMatch(JSON.stringify(spec.parameters), /\$ref|\$defs|\$schema/)

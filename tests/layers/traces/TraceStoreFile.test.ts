@@ -26,8 +26,6 @@ const traceLine = (trace: ExecutionTrace) => traceToJson(trace) + "\n"
 const captureLogs = (into: Array<string>) =>
   Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => into.push(String(message))))
 
-const turn = (id: string) => ({ userMessage: `question ${id}`, finalResponse: `answer ${id}` })
-
 const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "myclaw-traces-" }))
 
 const readLines = (file: string) =>
@@ -38,7 +36,7 @@ const readLines = (file: string) =>
 
 for (const fsync of ["always", "batch"] as const) {
   describe(`TraceStoreFile (fsync: ${fsync})`, () => {
-    layer(NodeContext.layer)("persist and recentTurns", (it) => {
+    layer(NodeContext.layer)("persist", (it) => {
       it.scoped("50 concurrent traces make exactly 50 whole, decodable lines", () =>
         Effect.gen(function*() {
           const dir = yield* tempDir
@@ -53,37 +51,6 @@ for (const fsync of ["always", "batch"] as const) {
           const ids = decoded.map((trace) => trace.trace_id).sort()
           assert.deepStrictEqual(ids, traces.map((trace) => trace.trace_id).sort())
           assert.strictEqual(new Set(ids).size, 50)
-        }))
-
-      it.scoped("a second store on the same folder serves recentTurns from the file, oldest first", () =>
-        Effect.gen(function*() {
-          const dir = yield* tempDir
-          const first = yield* makeTraceStoreFile(dir, fsync)
-          for (let i = 1; i <= 5; i++) yield* first.persist(makeTrace(`a-${i}`, "alice"))
-          yield* first.persist(makeTrace("b-1", "bob"))
-          const expected = [turn("a-3"), turn("a-4"), turn("a-5")]
-          assert.deepStrictEqual(yield* first.recentTurns("alice", 3), expected)
-
-          const second = yield* makeTraceStoreFile(dir, fsync)
-          assert.deepStrictEqual(yield* second.recentTurns("alice", 3), expected)
-          assert.strictEqual((yield* second.recentTurns("alice", 10)).length, 5)
-          assert.deepStrictEqual(yield* second.recentTurns("bob", 3), [turn("b-1")])
-          assert.deepStrictEqual(yield* second.recentTurns("nobody", 3), [])
-        }))
-
-      it.scoped("a turn's taint sources come back with its history, from memory and from the file", () =>
-        Effect.gen(function*() {
-          const dir = yield* tempDir
-          const first = yield* makeTraceStoreFile(dir, fsync)
-          yield* first.persist({ ...makeTrace("a-1", "alice"), metadata: { taint_sources: ["file:inbox.md"] } })
-          yield* first.persist(makeTrace("a-2", "alice"))
-          const expected = [
-            { ...turn("a-1"), taintedBy: ["file:inbox.md"], answeredAt: "2025-03-14T12:00:00.000Z" },
-            turn("a-2")
-          ]
-          assert.deepStrictEqual(yield* first.recentTurns("alice", 5), expected)
-          const second = yield* makeTraceStoreFile(dir, fsync)
-          assert.deepStrictEqual(yield* second.recentTurns("alice", 5), expected)
         }))
 
       it.scoped("a trace goes to the file of the month it started in (UTC)", () =>
@@ -110,57 +77,12 @@ for (const fsync of ["always", "batch"] as const) {
           const file = NodePath.join(dir, "2025-03.jsonl")
           yield* fs.writeFileString(file, "not json\n{\"trace_id\": 1}\n")
           const store = yield* makeTraceStoreFile(dir, fsync).pipe(Logger.withMinimumLogLevel(LogLevel.None))
-          assert.deepStrictEqual(yield* store.recentTurns("s", 5), [])
           yield* store.persist(makeTrace("t-1", "s"))
           const lines = yield* readLines(file)
           assert.deepStrictEqual(lines.slice(0, 2), ["not json", "{\"trace_id\": 1}"])
           assert.strictEqual(lines.length, 3)
           const reopened = yield* makeTraceStoreFile(dir, fsync).pipe(Logger.withMinimumLogLevel(LogLevel.None))
-          assert.deepStrictEqual(yield* reopened.recentTurns("s", 5), [turn("t-1")])
-        }))
-
-      it.scoped("at start only what was appended since the last snapshot is read, not the whole history", () =>
-        Effect.gen(function*() {
-          const dir = yield* tempDir
-          const fs = yield* FileSystem.FileSystem
-          const file = NodePath.join(dir, "2025-03.jsonl")
-          yield* Effect.scoped(Effect.gen(function*() {
-            const first = yield* makeTraceStoreFile(dir, fsync)
-            for (let i = 1; i <= 3; i++) yield* first.persist(makeTrace(`a-${i}`, "alice"))
-          }))
-          assert.isTrue(yield* fs.exists(NodePath.join(dir, "recent.json")), "the snapshot is written at close")
-          // Blank out what the snapshot covers: a start that read the file again would lose these turns.
-          const covered = (yield* fs.readFileString(file)).length
-          const appended = traceLine(makeTrace("a-4", "alice"))
-          yield* fs.writeFileString(file, " ".repeat(covered - 1) + "\n" + appended)
-          const second = yield* makeTraceStoreFile(dir, fsync).pipe(Logger.withMinimumLogLevel(LogLevel.None))
-          assert.deepStrictEqual(yield* second.recentTurns("alice", 10), [
-            turn("a-1"),
-            turn("a-2"),
-            turn("a-3"),
-            turn("a-4")
-          ])
-        }))
-
-      it.scoped("a snapshot the files contradict (a file shorter than it says) is ignored: the files win", () =>
-        Effect.gen(function*() {
-          const dir = yield* tempDir
-          const fs = yield* FileSystem.FileSystem
-          yield* Effect.scoped(Effect.gen(function*() {
-            const first = yield* makeTraceStoreFile(dir, fsync)
-            for (let i = 1; i <= 3; i++) yield* first.persist(makeTrace(`a-${i}`, "alice"))
-          }))
-          yield* fs.writeFileString(NodePath.join(dir, "2025-03.jsonl"), traceLine(makeTrace("b-1", "bob")))
-          const second = yield* makeTraceStoreFile(dir, fsync)
-          assert.deepStrictEqual(yield* second.recentTurns("bob", 10), [turn("b-1")])
-          assert.deepStrictEqual(yield* second.recentTurns("alice", 10), [])
-        }))
-
-      it.scoped("recentTurns with a limit of 0 gives no turns", () =>
-        Effect.gen(function*() {
-          const store = yield* makeTraceStoreFile(yield* tempDir, fsync)
-          yield* store.persist(makeTrace("a-1", "alice"))
-          assert.deepStrictEqual(yield* store.recentTurns("alice", 0), [])
+          assert.deepStrictEqual((yield* reopened.list({ sessionId: "s" })).map((listing) => listing.trace_id), ["t-1"])
         }))
 
       it.scoped("a torn last line is moved to <month>.jsonl.torn, so the next trace is not glued to it", () =>
@@ -183,7 +105,10 @@ for (const fsync of ["always", "batch"] as const) {
           assert.strictEqual(yield* fs.readFileString(`${file}.torn`), fragment + "\n")
           assert.isTrue(logs.some((line) => line.includes("torn last line (1500 bytes") && line.includes(file)))
           const reopened = yield* makeTraceStoreFile(dir, fsync)
-          assert.deepStrictEqual(yield* reopened.recentTurns("s", 5), [turn("t-0"), turn("t-1")])
+          assert.deepStrictEqual(
+            (yield* reopened.list({ sessionId: "s" })).map((listing) => listing.trace_id),
+            ["t-0", "t-1"]
+          )
         }))
 
       it.scoped("a file holding only a fragment is cut to nothing", () =>
@@ -209,7 +134,6 @@ for (const fsync of ["always", "batch"] as const) {
           assert.strictEqual(error.path, NodePath.join(dir, "2025-03.jsonl"))
           assert.strictEqual(error.reason, "Io")
           assert.include(error.message, "EISDIR")
-          assert.deepStrictEqual(yield* store.recentTurns("s", 5), [], "a failed trace is not remembered")
           yield* store.persist(makeTrace("t-2", "s", "2025-04-01T00:00:00.000Z"))
         }))
     })

@@ -9,13 +9,13 @@ import type { ScriptEntry } from "../../../src/domain/ScriptEntry.js"
 import { defineTool } from "../../../src/domain/Tool.js"
 import { LlmLive } from "../../../src/layers/llm/LlmLive.js"
 import { ReplayBaseTemp } from "../../../src/layers/ReplayBase.js"
+import { SessionsReplay } from "../../../src/layers/sessions/SessionsReplay.js"
 import { TestLayer, type TestOptions } from "../../../src/layers/Test.js"
 import { ToolRegistryWith } from "../../../src/layers/tools/ToolRegistryLive.js"
-import { TraceStoreReplay } from "../../../src/layers/traces/TraceStoreReplay.js"
 import { defaultToolReplay, replayTrace } from "../../../src/programs/replay/Replay.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
 import { CurrentReplay, makeReplaySession } from "../../../src/services/Replaying.js"
-import { TraceStore } from "../../../src/services/TraceStore.js"
+import { Sessions } from "../../../src/services/Sessions.js"
 import { Workspace } from "../../../src/services/Workspace.js"
 import { writeFile } from "../../contract/fixtures.js"
 
@@ -206,25 +206,30 @@ describe("replaying a recorded turn", () => {
     }))
 })
 
-describe("the replay trace store", () => {
-  it.effect("gives the recorded history of the replayed session only, and none for a limit below 1", () =>
+describe("the replay sessions", () => {
+  it.effect("give the recorded history and summary of the replayed session only, and store nothing", () =>
     Effect.gen(function*() {
       const recorded = {
         trace_id: "t",
         session_id: "s",
         replay: {
           ids: [],
-          history: [{ user_message: "a", final_response: "b" }, { user_message: "c", final_response: null }]
+          history: [{ user_message: "a", final_response: "b" }, { user_message: "c", final_response: null }],
+          summary: { text: "earlier: x", tainted_by: ["web:y"] }
         }
       } as unknown as ExecutionTrace
-      const store = yield* TraceStore
+      const sessions = yield* Sessions
       const inReplay = <A, E>(effect: Effect.Effect<A, E>) =>
         Effect.locally(effect, CurrentReplay, makeReplaySession({ ...recorded, steps: [] }, defaultToolReplay))
-      assert.deepStrictEqual(yield* inReplay(store.recentTurns("s", 1)), [{ userMessage: "c", finalResponse: null }])
-      assert.deepStrictEqual(yield* inReplay(store.recentTurns("s", 0)), [])
-      assert.deepStrictEqual(yield* inReplay(store.recentTurns("other", 5)), [])
-      assert.deepStrictEqual(yield* store.recentTurns("s", 5), [])
-    }).pipe(Effect.provide(TraceStoreReplay)))
+      const history = yield* inReplay(sessions.history("s", "anyone"))
+      assert.deepStrictEqual(history.turns.map((turn) => [turn.user_message, turn.final_response]), [
+        ["a", "b"],
+        ["c", null]
+      ])
+      assert.deepInclude(history.summary, { text: "earlier: x", tainted_by: ["web:y"] })
+      assert.deepStrictEqual(yield* inReplay(sessions.history("other", "anyone")), { summary: null, turns: [] })
+      assert.deepStrictEqual(yield* sessions.history("s", "anyone"), { summary: null, turns: [] })
+    }).pipe(Effect.provide(SessionsReplay)))
 })
 
 describe("replaying turns shaped by the budget", () => {

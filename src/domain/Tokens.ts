@@ -1,0 +1,49 @@
+import { Effect } from "effect"
+import type { AppConfig } from "./AppConfig.js"
+import type { Message } from "./LlmTypes.js"
+
+/** How a prompt's tokens are counted: OpenAI's own tokenizer for its models, an estimate for the others. */
+export type TokenCounting = "openai" | "estimate"
+
+/** Characters per token of the estimate: measured on English prose and JSON for Claude and Llama models. */
+export const CHARS_PER_TOKEN = 3.5
+
+const OPENAI_MODEL = /^(gpt-|chatgpt-|o\d)/
+
+/** The counting that fits the first model of the frontier tier (the one most Thoughts go to). */
+export const tokenCountingOf = (config: AppConfig): TokenCounting => {
+  const first = config.tiers.frontier[0]
+  return first !== undefined && first.provider === "openai" && OPENAI_MODEL.test(first.model) ? "openai" : "estimate"
+}
+
+let tokenizer: Promise<(text: string) => number> | undefined
+/** The o200k tokenizer, loaded on first use (its tables take a moment to load, so not at start). */
+const openAiCount = (): Promise<(text: string) => number> =>
+  tokenizer ??= import("gpt-tokenizer/encoding/o200k_base").then((module) => (text: string) => module.countTokens(text))
+
+const messageText = (message: Message): string =>
+  message.role === "assistant"
+    ? message.content + message.toolCalls.map((call) => call.name + JSON.stringify(call.args ?? "")).join("")
+    : message.content
+
+/** The estimate: characters over CHARS_PER_TOKEN, rounded up. */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / CHARS_PER_TOKEN)
+
+/**
+ * The tokens of `messages` (the turn history and the user message), counted the configured way. Below
+ * `limit` characters no counting is needed to know they are below `limit` tokens (a token is at least one
+ * character): the answer is then the estimate, at no cost.
+ */
+export const countMessageTokens = (
+  messages: ReadonlyArray<Message>,
+  counting: TokenCounting,
+  limit: number
+): Effect.Effect<number> => {
+  const texts = messages.map(messageText)
+  const chars = texts.reduce((sum, text) => sum + text.length, 0)
+  if (counting === "estimate" || chars < limit) return Effect.succeed(Math.ceil(chars / CHARS_PER_TOKEN))
+  return Effect.map(
+    Effect.promise(openAiCount),
+    (count) => texts.reduce((sum, text) => sum + count(text), 0)
+  )
+}

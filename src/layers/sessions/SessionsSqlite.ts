@@ -1,0 +1,186 @@
+import { FileSystem } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import * as Migrator from "@effect/sql/Migrator"
+import { Clock, Effect, Layer, Option, Schema } from "effect"
+import * as NodePath from "node:path"
+import { messageOf } from "../../domain/Errors.js"
+import { channelKind, forbidden, SessionError, SessionInfo, SessionSummary, SessionTurn } from "../../domain/Session.js"
+import { IdGenerator } from "../../services/IdGenerator.js"
+import { Sessions } from "../../services/Sessions.js"
+import { Workspace } from "../../services/Workspace.js"
+import Sessions0001 from "./migrations/0001_sessions.js"
+
+const migrations = Migrator.fromRecord({ "1_sessions": Sessions0001 })
+
+const TurnRow = Schema.Struct({
+  ...SessionTurn.fields,
+  tainted_by: Schema.parseJson(Schema.Array(Schema.String))
+})
+const decodeTurns = Schema.decodeUnknown(Schema.Array(TurnRow))
+const SummaryRow = Schema.Struct({
+  ...SessionSummary.fields,
+  tainted_by: Schema.parseJson(Schema.Array(Schema.String))
+})
+const decodeSummaries = Schema.decodeUnknown(Schema.Array(SummaryRow))
+const decodeInfos = Schema.decodeUnknown(Schema.Array(SessionInfo))
+
+const ioError = (sessionId: string, what: string) => (cause: SqlError.SqlError | unknown) =>
+  new SessionError({
+    sessionId,
+    reason: "Io",
+    message: `${what}: ${messageOf(cause instanceof Error && "cause" in cause ? cause.cause : cause)}`,
+    cause
+  })
+
+/** Sessions over an SqlClient (the tables are created or migrated at start); queries are per session, indexed. */
+export const makeSessionsSql = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const ids = yield* IdGenerator
+  yield* Migrator.make({})({ loader: migrations, table: "sessions_migrations" })
+
+  const ownerOf = (sessionId: string) =>
+    Effect.map(
+      sql<{ owner: string }>`SELECT owner FROM sessions WHERE id = ${sessionId}`,
+      (rows) => Option.fromNullable(rows[0]?.owner)
+    )
+
+  const summaryOf = (sessionId: string) =>
+    sql`SELECT covers_through, text, at, tainted_by FROM session_summaries WHERE session_id = ${sessionId}
+      ORDER BY covers_through DESC LIMIT 1`.pipe(
+      Effect.flatMap(decodeSummaries),
+      Effect.map((rows) => rows[0] ?? null)
+    )
+
+  const history = (sessionId: string, owner: string) =>
+    Effect.gen(function*() {
+      const stored = yield* ownerOf(sessionId)
+      if (Option.isNone(stored)) return { summary: null, turns: [] }
+      if (stored.value !== owner) return yield* forbidden(sessionId)
+      const summary = yield* summaryOf(sessionId)
+      const after = summary?.covers_through ?? 0
+      const turns = yield* sql`SELECT * FROM session_turns WHERE session_id = ${sessionId} AND seq > ${after}
+        ORDER BY seq`.pipe(Effect.flatMap(decodeTurns))
+      return { summary, turns }
+    }).pipe(Effect.catchTags({
+      SqlError: ioError(sessionId, "cannot read the session"),
+      ParseError: ioError(sessionId, "a stored turn is unreadable")
+    }))
+
+  const createSession = (sessionId: string, channel: string, owner: string, at: number) =>
+    sql`INSERT INTO sessions ${
+      sql.insert({ id: sessionId, channel, owner, created_at: at, last_active_at: at })
+    } ON CONFLICT (id) DO NOTHING`
+
+  const recordTurn = Effect.fn("Sessions.recordTurn")((turn: Parameters<Sessions["Type"]["recordTurn"]>[0]) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* createSession(turn.sessionId, channelKind(turn.owner), turn.owner, turn.at)
+      const owner = yield* ownerOf(turn.sessionId)
+      if (Option.getOrUndefined(owner) !== turn.owner) return yield* forbidden(turn.sessionId)
+      const [last] = yield* sql<{ seq: number | null }>`SELECT max(seq) AS seq FROM session_turns
+        WHERE session_id = ${turn.sessionId}`
+      yield* sql`INSERT INTO session_turns ${
+        sql.insert({
+          session_id: turn.sessionId,
+          seq: (last?.seq ?? 0) + 1,
+          trace_id: turn.traceId,
+          user_message: turn.userMessage,
+          final_response: turn.finalResponse,
+          at: turn.at,
+          prompt_tokens: turn.promptTokens,
+          cached_tokens: turn.cachedTokens,
+          response_tokens: turn.responseTokens,
+          tainted_by: JSON.stringify(turn.taintedBy),
+          answered_at: turn.answeredAt
+        })
+      }`
+      yield* sql`UPDATE sessions SET last_active_at = max(last_active_at, ${turn.at}) WHERE id = ${turn.sessionId}`
+    })).pipe(Effect.catchTag("SqlError", ioError(turn.sessionId, "cannot record the turn")))
+  )
+
+  const addSummary = Effect.fn("Sessions.addSummary")((sessionId: string, summary: SessionSummary) =>
+    sql`INSERT OR REPLACE INTO session_summaries ${
+      sql.insert({ session_id: sessionId, ...summary, tainted_by: JSON.stringify(summary.tainted_by) })
+    }`.pipe(
+      Effect.asVoid,
+      Effect.catchTag("SqlError", ioError(sessionId, "cannot store the summary"))
+    )
+  )
+
+  const startNew = Effect.fn("Sessions.startNew")(function*(channel: string, owner: string) {
+    const id = `${channel}-${yield* ids.next("session")}`
+    const at = yield* Clock.currentTimeMillis
+    yield* createSession(id, channel, owner, at).pipe(
+      Effect.catchTag("SqlError", ioError(id, "cannot open the session"))
+    )
+    return id
+  })
+
+  const infos = (where: string | null) =>
+    sql`SELECT s.id, s.channel, s.owner, s.created_at, s.last_active_at,
+        (SELECT count(*) FROM session_turns t WHERE t.session_id = s.id) AS turns,
+        (SELECT count(*) FROM session_summaries m WHERE m.session_id = s.id) AS summaries
+      FROM sessions s ${where === null ? sql`` : sql`WHERE s.id = ${where}`}
+      ORDER BY s.last_active_at DESC, s.id`.pipe(Effect.flatMap(decodeInfos))
+
+  const list = infos(null).pipe(Effect.catchTags({
+    SqlError: ioError("", "cannot list the sessions"),
+    ParseError: ioError("", "a stored session is unreadable")
+  }))
+
+  const show = Effect.fn("Sessions.show")((sessionId: string) =>
+    Effect.gen(function*() {
+      const [info] = yield* infos(sessionId)
+      if (info === undefined) return Option.none()
+      const turns = yield* sql`SELECT * FROM session_turns WHERE session_id = ${sessionId} ORDER BY seq`.pipe(
+        Effect.flatMap(decodeTurns)
+      )
+      const summaries = yield* sql`SELECT covers_through, text, at, tainted_by FROM session_summaries
+        WHERE session_id = ${sessionId} ORDER BY covers_through`.pipe(Effect.flatMap(decodeSummaries))
+      return Option.some({ info, turns, summaries })
+    }).pipe(Effect.catchTags({
+      SqlError: ioError(sessionId, "cannot read the session"),
+      ParseError: ioError(sessionId, "a stored turn is unreadable")
+    }))
+  )
+
+  const forget = Effect.fn("Sessions.forget")((sessionId: string) =>
+    sql.withTransaction(Effect.gen(function*() {
+      if (Option.isNone(yield* ownerOf(sessionId))) {
+        return yield* new SessionError({ sessionId, reason: "NotFound", message: `no session ${sessionId}` })
+      }
+      const deleted = yield* sql<{ seq: number }>`DELETE FROM session_turns WHERE session_id = ${sessionId}
+        RETURNING seq`
+      yield* sql`DELETE FROM session_summaries WHERE session_id = ${sessionId}`
+      return deleted.length
+    })).pipe(Effect.catchTag("SqlError", ioError(sessionId, "cannot forget the session")))
+  )
+
+  return Sessions.of({
+    history: Effect.fn("Sessions.history")(history),
+    recordTurn,
+    addSummary,
+    startNew,
+    list,
+    show,
+    forget
+  })
+})
+
+/** Sessions in SQLite at `file` (its folder created first); one client per file per process. */
+export const SessionsSqliteAt = (file: string) =>
+  Layer.effect(Sessions, makeSessionsSql).pipe(
+    Layer.provide(Layer.unwrapEffect(
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(Effect.orDie)
+        return SqliteClient.layer({ filename: file })
+      })
+    ))
+  )
+
+/** Sessions in `<workspace>/.state/sessions.sqlite`. */
+export const SessionsSqlite = Layer.unwrapEffect(
+  Effect.map(Workspace, (workspace) => SessionsSqliteAt(NodePath.join(workspace.root, ".state", "sessions.sqlite")))
+)

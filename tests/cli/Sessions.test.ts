@@ -1,0 +1,50 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
+import { myclaw, workspaceWith } from "../support/Cli.js"
+
+describe("myclaw sessions", () => {
+  it.scoped(
+    "list, show with the cache share, forget: turns deleted, traces kept, the deletion audited",
+    () =>
+      Effect.gen(function*() {
+        const usage = { input: 1_000, output: 10, cached: 800 }
+        const home = yield* workspaceWith([{ text: "Noted: blue.", usage }, { text: "Blue.", usage }])
+        const env = { MYCLAW_HOME: home }
+        for (const message of ["my colour is blue", "which colour?"]) {
+          const turn = yield* myclaw(["chat", message, "--session", "s1"], env)
+          assert.strictEqual(turn.code, 0, turn.stderr)
+        }
+        const listed = yield* myclaw(["sessions", "list"], env)
+        assert.strictEqual(listed.code, 0, listed.stderr)
+        assert.match(listed.stdout, /^s1 {2}cli:\S* {2}2 turns {2}last active /)
+
+        const shown = yield* myclaw(["sessions", "show", "s1"], env)
+        assert.strictEqual(shown.code, 0, shown.stderr)
+        assert.include(shown.stdout, "turns        2 stored, 0 summaries")
+        assert.include(shown.stdout, "cache share  80.0%")
+        assert.include(shown.stdout, "> which colour?")
+
+        const forgotten = yield* myclaw(["sessions", "forget", "s1"], env)
+        assert.strictEqual(forgotten.code, 0, forgotten.stderr)
+        assert.include(forgotten.stdout, "2 turns")
+        const after = yield* myclaw(["sessions", "show", "s1"], env)
+        assert.include(after.stdout, "turns        0 stored, 0 summaries")
+        const audited = yield* myclaw(["audit", "query", "--kind", "session_forgotten", "--json"], env)
+        assert.strictEqual(audited.code, 0, audited.stderr)
+        const [record] = audited.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>)
+        assert.deepInclude(record, { kind: "session_forgotten", session_id: "s1", turns_deleted: 2 })
+        const traces = NodeFs.readdirSync(NodePath.join(home, ".audit", "traces")).filter((f) => f.endsWith(".jsonl"))
+        const lines = traces.flatMap((file) =>
+          NodeFs.readFileSync(NodePath.join(home, ".audit", "traces", file), "utf8").trim().split("\n")
+        )
+        assert.strictEqual(lines.length, 2, "the traces stay")
+
+        const missing = yield* myclaw(["sessions", "forget", "nope"], env)
+        assert.strictEqual(missing.code, 1)
+        assert.include(missing.stderr, "no session \"nope\"")
+      }),
+    240_000
+  )
+})

@@ -1,0 +1,116 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import type { Layer } from "effect"
+import type { NewSessionTurn } from "../../src/domain/Session.js"
+import { Sessions } from "../../src/services/Sessions.js"
+
+export const turnOf = (sessionId: string, n: number, overrides: Partial<NewSessionTurn> = {}): NewSessionTurn => ({
+  sessionId,
+  owner: "cli:alice",
+  traceId: `trace-${n}`,
+  userMessage: `question ${n}`,
+  finalResponse: `answer ${n}`,
+  at: 1_000 * n,
+  promptTokens: 100,
+  cachedTokens: 80,
+  responseTokens: 10,
+  taintedBy: [],
+  answeredAt: null,
+  ...overrides
+})
+
+/**
+ * The Sessions contract: every implementation keeps the same turns, summaries and owners. `make` builds a fresh,
+ * empty store per test.
+ */
+export const sessionsContract = (name: string, make: () => Layer.Layer<Sessions, unknown>) =>
+  describe(`Sessions contract: ${name}`, () => {
+    const run = <A, E>(effect: Effect.Effect<A, E, Sessions>) => Effect.provide(effect, make())
+
+    it.scoped("a new session has no history; turns come back in order with their fields", () =>
+      run(Effect.gen(function*() {
+        const sessions = yield* Sessions
+        assert.deepStrictEqual(yield* sessions.history("s1", "cli:alice"), { summary: null, turns: [] })
+        yield* sessions.recordTurn(turnOf("s1", 1))
+        yield* sessions.recordTurn(turnOf("s1", 2, { finalResponse: null, taintedBy: ["web:x"], answeredAt: "t" }))
+        const history = yield* sessions.history("s1", "cli:alice")
+        assert.deepStrictEqual(history.turns.map((turn) => turn.seq), [1, 2])
+        assert.deepStrictEqual(history.turns[1], {
+          seq: 2,
+          trace_id: "trace-2",
+          user_message: "question 2",
+          final_response: null,
+          at: 2_000,
+          prompt_tokens: 100,
+          cached_tokens: 80,
+          response_tokens: 10,
+          tainted_by: ["web:x"],
+          answered_at: "t"
+        })
+        assert.deepStrictEqual((yield* sessions.history("s2", "cli:alice")).turns, [])
+      })))
+
+    it.scoped("a session belongs to its first owner: another owner can neither read nor continue it", () =>
+      run(Effect.gen(function*() {
+        const sessions = yield* Sessions
+        yield* sessions.recordTurn(turnOf("s1", 1))
+        const read = yield* Effect.flip(sessions.history("s1", "telegram:@mallory"))
+        assert.strictEqual(read.reason, "Forbidden")
+        const write = yield* Effect.flip(sessions.recordTurn(turnOf("s1", 2, { owner: "telegram:@mallory" })))
+        assert.strictEqual(write.reason, "Forbidden")
+        assert.strictEqual((yield* sessions.history("s1", "cli:alice")).turns.length, 1)
+      })))
+
+    it.scoped("the newest summary replaces the turns it covers; the turns stay stored", () =>
+      run(Effect.gen(function*() {
+        const sessions = yield* Sessions
+        for (let n = 1; n <= 8; n++) yield* sessions.recordTurn(turnOf("s1", n))
+        yield* sessions.addSummary("s1", { covers_through: 3, text: "first", at: 9_000, tainted_by: [] })
+        yield* sessions.addSummary("s1", { covers_through: 5, text: "second", at: 9_500, tainted_by: ["web:x"] })
+        const history = yield* sessions.history("s1", "cli:alice")
+        assert.strictEqual(history.summary?.text, "second")
+        assert.deepStrictEqual(history.summary?.tainted_by, ["web:x"])
+        assert.deepStrictEqual(history.turns.map((turn) => turn.seq), [6, 7, 8])
+        const shown = Option.getOrThrow(yield* sessions.show("s1"))
+        assert.strictEqual(shown.turns.length, 8)
+        assert.deepStrictEqual(shown.summaries.map((summary) => summary.text), ["first", "second"])
+        assert.deepInclude(shown.info, { id: "s1", channel: "cli", owner: "cli:alice", turns: 8, summaries: 2 })
+      })))
+
+    it.scoped("list: most recently active first, with created and last-active times", () =>
+      run(Effect.gen(function*() {
+        const sessions = yield* Sessions
+        yield* sessions.recordTurn(turnOf("a", 1))
+        yield* sessions.recordTurn(turnOf("b", 2, { owner: "telegram:@bob" }))
+        yield* sessions.recordTurn(turnOf("a", 3))
+        const listed = yield* sessions.list
+        assert.deepStrictEqual(listed.map((info) => [info.id, info.created_at, info.last_active_at, info.turns]), [
+          ["a", 1_000, 3_000, 2],
+          ["b", 2_000, 2_000, 1]
+        ])
+        assert.strictEqual(listed[1]!.channel, "telegram")
+      })))
+
+    it.scoped("startNew opens an empty session owned by the caller, with a fresh id", () =>
+      run(Effect.gen(function*() {
+        const sessions = yield* Sessions
+        const first = yield* sessions.startNew("telegram", "telegram:@alice")
+        const second = yield* sessions.startNew("telegram", "telegram:@alice")
+        assert.notStrictEqual(first, second)
+        assert.isTrue(first.startsWith("telegram-"))
+        assert.deepStrictEqual(yield* sessions.history(first, "telegram:@alice"), { summary: null, turns: [] })
+        assert.strictEqual((yield* Effect.flip(sessions.history(first, "cli:alice"))).reason, "Forbidden")
+      })))
+
+    it.scoped("forget deletes the turns and summaries; the owner stays; an unknown session is NotFound", () =>
+      run(Effect.gen(function*() {
+        const sessions = yield* Sessions
+        for (let n = 1; n <= 3; n++) yield* sessions.recordTurn(turnOf("s1", n))
+        yield* sessions.addSummary("s1", { covers_through: 2, text: "old", at: 5_000, tainted_by: [] })
+        assert.strictEqual(yield* sessions.forget("s1"), 3)
+        assert.deepStrictEqual(yield* sessions.history("s1", "cli:alice"), { summary: null, turns: [] })
+        assert.deepInclude(Option.getOrThrow(yield* sessions.show("s1")).info, { turns: 0, summaries: 0 })
+        assert.strictEqual((yield* Effect.flip(sessions.history("s1", "cli:bob"))).reason, "Forbidden")
+        assert.strictEqual((yield* Effect.flip(sessions.forget("nope"))).reason, "NotFound")
+      })))
+  })

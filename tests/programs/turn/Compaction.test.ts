@@ -1,0 +1,126 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
+import type { ScriptEntry } from "../../../src/domain/ScriptEntry.js"
+import { LlmFunction } from "../../../src/layers/llm/LlmScripted.js"
+import { TestLayer } from "../../../src/layers/Test.js"
+import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
+import { thoughts } from "../../contract/fixtures.js"
+
+const isSummary = (request: LlmRequest) => request.system[0]?.name === "summariser"
+
+/** A model that answers turns with `answer N` and summaries with `summarise(request)`; it keeps every request. */
+const model = (summarise: (request: LlmRequest) => ScriptEntry) => {
+  const requests: Array<LlmRequest> = []
+  const layer = LlmFunction((request) => {
+    requests.push(request)
+    if (isSummary(request)) return summarise(request)
+    return { text: `answer ${requests.filter((r) => !isSummary(r)).length}`, usage: { input: 100, output: 5 } }
+  })
+  return { requests, layer }
+}
+
+const turns = (count: number, from = 1) =>
+  Effect.gen(function*() {
+    const runtime = yield* AgentRuntime
+    const traces = []
+    for (let n = from; n < from + count; n++) {
+      traces.push(yield* runtime.handle({ userMessage: `question ${n}`, sessionId: "s", channel: "cli:alice" }))
+    }
+    return traces
+  })
+
+describe("Session compression", () => {
+  it.scoped("the 21st turn makes exactly one summary call, on local-fast; its prompt holds the summary + 5 turns", () => {
+    const llm = model(() => ({ text: "SUMMARY: the owner asked 15 questions.", usage: { input: 900, output: 300 } }))
+    return Effect.gen(function*() {
+      yield* turns(20)
+      assert.strictEqual(llm.requests.filter(isSummary).length, 0)
+      const [twentyFirst] = yield* turns(1, 21)
+      const summaries = llm.requests.filter(isSummary)
+      assert.strictEqual(summaries.length, 1)
+      const [summaryCall] = summaries
+      assert.strictEqual(summaryCall!.tier, "local-fast")
+      assert.include(summaryCall!.messages[0]!.content, "Turn 15, the owner: question 15")
+      assert.notInclude(summaryCall!.messages[0]!.content, "question 16")
+      const main = llm.requests.at(-1)!
+      assert.isFalse(isSummary(main))
+      const block = main.system.find((b) => b.name === "summary")
+      assert.include(block?.text ?? "", "SUMMARY: the owner asked 15 questions.")
+      assert.isFalse(block?.stable)
+      assert.deepStrictEqual(
+        main.messages.filter((m) => m.role === "user").map((m) => m.content),
+        ["question 16", "question 17", "question 18", "question 19", "question 20", "question 21"]
+      )
+      // The summary call is a step of the turn's trace, and its cost is the turn's.
+      assert.strictEqual(thoughts(twentyFirst!).length, 2)
+      assert.strictEqual(thoughts(twentyFirst!)[0]!.text, "SUMMARY: the owner asked 15 questions.")
+      assert.strictEqual(twentyFirst!.outcome, "success")
+      // The next turn keeps the summary and adds a verbatim turn, without another summary call.
+      yield* turns(1, 22)
+      assert.strictEqual(llm.requests.filter(isSummary).length, 1)
+      assert.strictEqual(llm.requests.at(-1)!.messages.filter((m) => m.role === "user").length, 7)
+    }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
+  })
+
+  it.scoped("a later summary folds the previous one in", () => {
+    let n = 0
+    const llm = model(() => ({ text: `SUMMARY ${++n}` }))
+    return Effect.gen(function*() {
+      yield* turns(36)
+      const summaries = llm.requests.filter(isSummary)
+      assert.strictEqual(summaries.length, 2)
+      assert.include(summaries[1]!.messages[0]!.content, "<previous-summary>\nSUMMARY 1\n</previous-summary>")
+      assert.include(summaries[1]!.messages[0]!.content, "Turn 16, the owner")
+      assert.include(llm.requests.at(-1)!.system.find((b) => b.name === "summary")!.text, "SUMMARY 2")
+    }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
+  })
+
+  it.scoped("a summary that fails falls back to truncation with a note, and the turn succeeds", () => {
+    const llm = model(() => ({ error: { reason: "BadResponse", message: "the local model is down" } }))
+    return Effect.gen(function*() {
+      yield* turns(20)
+      const [twentyFirst] = yield* turns(1, 21)
+      assert.strictEqual(twentyFirst!.outcome, "success")
+      assert.strictEqual(twentyFirst!.final_response, "answer 21")
+      assert.include(String(twentyFirst!.metadata.summary_failed), "the local model is down")
+      const main = llm.requests.at(-1)!
+      assert.include(
+        main.system.find((b) => b.name === "summary")!.text,
+        "Turns 1-15 of this conversation are not shown"
+      )
+      assert.strictEqual(main.messages.filter((m) => m.role === "user").length, 6)
+    }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
+  })
+})
+
+describe("Turn history compression", () => {
+  it.scoped("blocks 6+7 over 16k tokens: the turn's own history is summarised before the next Thought", () => {
+    const requests: Array<LlmRequest> = []
+    const layer = LlmFunction((request) => {
+      requests.push(request)
+      if (isSummary(request)) return { text: "TURN SUMMARY: now was called." }
+      const last = request.messages.at(-1)!
+      if (last.role === "user" && last.content === "what time is it?") {
+        return { toolCalls: [{ name: "now", args: {} }] }
+      }
+      return { text: "done" }
+    })
+    return Effect.gen(function*() {
+      const runtime = yield* AgentRuntime
+      yield* runtime.handle({ userMessage: "x".repeat(60_000), sessionId: "s", channel: "cli:alice" })
+      const trace = yield* runtime.handle({ userMessage: "what time is it?", sessionId: "s", channel: "cli:alice" })
+      assert.strictEqual(trace.outcome, "success")
+      const summaries = requests.filter(isSummary)
+      assert.strictEqual(summaries.length, 1)
+      assert.strictEqual(summaries[0]!.tier, "local-fast")
+      assert.include(summaries[0]!.messages[0]!.content, "calls now")
+      const last = requests.at(-1)!
+      assert.isFalse(isSummary(last))
+      assert.deepStrictEqual(last.messages.map((m) => m.role), ["user", "assistant", "user"])
+      assert.include(last.messages[2]!.content, "what time is it?")
+      assert.include(last.messages[2]!.content, "TURN SUMMARY: now was called.")
+      assert.strictEqual(thoughts(trace).length, 3, "the Thought with the call, the summary, the answer")
+    }).pipe(Effect.provide(TestLayer({ llm: layer })))
+  })
+})
