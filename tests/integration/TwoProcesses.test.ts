@@ -5,12 +5,12 @@ import { auditTraceCounts, budgetTotals, postTurn, readTraceFiles, serve } from 
 
 /** 7 output tokens at 1000 USD per million: every call costs 0.007 USD (= EUR here). */
 const config = {
-  tiers: { frontier: [{ provider: "scripted", script: "script.json", model: "shared-model" }] },
+  tiers: { frontier: [{ provider: "scripted", script: "script.json", model: "shared-model", loop: true }] },
   pricing: { "shared-model": { inputPerMTok: 0, cachedInputPerMTok: 0, outputPerMTok: 1000 } },
   usdToEur: 1,
   budget: { softCapEur: 1_000_000, hardCapEur: 1_000_000, timeZone: "UTC" }
 }
-const script = Array.from({ length: 2_000 }, (_, i) => ({
+const script = Array.from({ length: 200 }, (_, i) => ({
   text: `answer ${i} ${"b".repeat(500)}`,
   usage: { input: 50, output: 7 },
   delayMs: (i % 3) * 10
@@ -32,8 +32,9 @@ const answeredOf = (json: string): Answered => {
 }
 
 describe("serve and CLI turns on one workspace", () => {
-  // Skipped while it hangs: beside a busy `serve`, a `myclaw chat` turn prints its answer and then never exits
-  // (it stays in its shutdown, SIGTERM included, with no file open). Run it with `it.scoped` to reproduce.
+  // Skipped while it hangs: beside a busy `serve`, a `myclaw chat` turn prints its answer and then, about one run
+  // in four, stays in its shutdown: its audit writer waits for the folder's writer lock (retrying every 25 ms)
+  // while `serve` keeps it. Run it with `it.scoped` to reproduce.
   it.scoped.skip(
     "every HTTP and CLI turn is audited once, and the budget is the exact sum of their costs",
     () =>
