@@ -1,6 +1,3 @@
-import { Readability } from "@mozilla/readability"
-import { parseHTML } from "linkedom"
-
 const tidy = (text: string): string =>
   text
     .split("\n")
@@ -9,8 +6,12 @@ const tidy = (text: string): string =>
     .replace(/\n{3,}/g, "\n\n")
     .trim()
 
-/** The readable text of an HTML page (its article when Readability finds one, else its body), with its title. */
-export const htmlToText = (html: string): { readonly title: string; readonly text: string } => {
+/**
+ * The readable text of an HTML page (its article when Readability finds one, else its body), with its title.
+ * The HTML parser and Readability are loaded on the first page, so a process that fetches none never loads them.
+ */
+export const htmlToText = async (html: string): Promise<{ readonly title: string; readonly text: string }> => {
+  const [{ Readability }, { parseHTML }] = await Promise.all([import("@mozilla/readability"), import("linkedom")])
   const { document } = parseHTML(html)
   const fallbackTitle = tidy(document.title ?? "")
   for (const node of document.querySelectorAll("script, style, noscript, template")) node.remove()

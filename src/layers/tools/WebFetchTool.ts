@@ -165,19 +165,31 @@ export const makeWebFetchTool = (options: WebFetchOptions) => {
       return Effect.sync(() => request.destroy())
     })
 
-  const render = (url: URL, body: Extract<Hop, { _tag: "Body" }>, limit: number): ToolOutput => {
-    const source = `url:${url.href}`
+  const render = (url: URL, body: Extract<Hop, { _tag: "Body" }>, limit: number) =>
+    Effect.map(readable(body), ({ text, title }) => page(url, body, limit, text, title))
+
+  const readable = (body: Extract<Hop, { _tag: "Body" }>) => {
     const raw = decode(body.bytes, body.contentType, body.cut)
     const html = /^(?:text\/html|application\/xhtml\+xml)/i.test(body.contentType)
-    const { text, title } = html ? htmlToText(raw) : { text: raw.trim(), title: "" }
+    return html ? Effect.promise(() => htmlToText(raw)) : Effect.succeed({ text: raw.trim(), title: "" })
+  }
+
+  const page = (
+    url: URL,
+    body: Extract<Hop, { _tag: "Body" }>,
+    limit: number,
+    text: string,
+    title: string
+  ): ToolOutput => {
+    const source = `url:${url.href}`
     const header = `${url.href} (HTTP ${body.status}, ${body.contentType || "no content type"})`
-    const page = title === "" ? text : `# ${title}\n\n${text}`
+    const shown = title === "" ? text : `# ${title}\n\n${text}`
     if (body.cut) {
       const note = `cut at ${limit} bytes`
-      return { status: "partial", content: `${header}\n\n${page}\n[${note}: the rest was not read]`, source, note }
+      return { status: "partial", content: `${header}\n\n${shown}\n[${note}: the rest was not read]`, source, note }
     }
     if (text === "") return { status: "empty", content: `${header}: no text`, source }
-    return { status: "success", content: `${header}\n\n${page}`, source }
+    return { status: "success", content: `${header}\n\n${shown}`, source }
   }
 
   const fetch = (raw: string, limit: number) =>
@@ -190,7 +202,7 @@ export const makeWebFetchTool = (options: WebFetchOptions) => {
           return yield* fail(redirects === 0 ? `refused: ${refused}` : `refused redirect to ${url.href}: ${refused}`)
         }
         const result = yield* hop(url, limit)
-        if (result._tag === "Body") return render(url, result, limit)
+        if (result._tag === "Body") return yield* render(url, result, limit)
         if (redirects === MAX_REDIRECTS) return yield* fail(`more than ${MAX_REDIRECTS} redirects from ${raw}`)
         written = result.location
         url = yield* Effect.try({
