@@ -8,14 +8,12 @@
 //
 //   TURNS_SECONDS (default 5)  TURNS_CONC (default 16)
 //   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default http-turns)
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cli, startServe } from './lib/serve.mjs';
 
-const cli = fileURLToPath(new URL('../dist/cli/myclaw.mjs', import.meta.url));
 const scenario = process.env.BENCH_SCENARIO || 'http-turns';
 const SECONDS = Number(process.env.TURNS_SECONDS || 5);
 const CONC = Number(process.env.TURNS_CONC || 16);
@@ -24,40 +22,7 @@ const log = (text) => process.stderr.write(`${scenario}: ${text}\n`);
 
 if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: run npm run build`);
 
-function startServe(home) {
-  const child = spawn(process.execPath, [cli, 'serve'], {
-    env: {
-      ...process.env,
-      MYCLAW_HOME: home,
-      MYCLAW_KEY_DIR: path.join(home, '.keys'),
-      MYCLAW_HTTP_PORT: '0',
-      MYCLAW_LOG_LEVEL: 'info',
-      MYCLAW_ADMIN_TOKEN: TOKEN,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`myclaw serve did not listen within 20 s:\n${seen}`));
-    }, 20_000);
-    const onData = (chunk) => {
-      seen += chunk.toString();
-      const match = /Listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, address: match[1] });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`myclaw serve exited with ${code}:\n${seen}`));
-    });
-  });
-}
+const serveAt = (home) => startServe({ MYCLAW_HOME: home, MYCLAW_KEY_DIR: path.join(home, '.keys'), MYCLAW_ADMIN_TOKEN: TOKEN });
 
 async function hammer(address) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONC });
@@ -128,7 +93,7 @@ fs.writeFileSync(
 let child;
 try {
   log(`${CONC} clients for ${SECONDS} s`);
-  const served = await startServe(home);
+  const served = await serveAt(home);
   child = served.child;
   const result = await hammer(served.address);
   if ((result.codes[200] ?? 0) === 0) throw new Error(`no turn answered 200: ${JSON.stringify(result.codes)}`);

@@ -7,12 +7,12 @@
 //
 //   RENDER_RUNS (default 30)  HEALTH_SECONDS (default 3)  HEALTH_CONC (default 16)
 //   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default observability)
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startServe } from './lib/serve.mjs';
 import { Effect, Metric } from 'effect';
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
@@ -54,39 +54,7 @@ async function renderBenchmark() {
   return Math.round(median(times) * 100) / 100;
 }
 
-function startServe(home) {
-  const child = spawn(process.execPath, [path.join(dist, 'cli/myclaw.mjs'), 'serve'], {
-    env: {
-      ...process.env,
-      MYCLAW_HOME: home,
-      MYCLAW_HTTP_PORT: '0',
-      MYCLAW_LOG_LEVEL: 'info',
-      MYCLAW_ADMIN_TOKEN: 'bench',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`myclaw serve did not listen within 20 s:\n${seen}`));
-    }, 20_000);
-    const onData = (chunk) => {
-      seen += chunk.toString();
-      const match = /Listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(seen);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, address: match[1] });
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`myclaw serve exited with ${code}:\n${seen}`));
-    });
-  });
-}
+const serveAt = (home) => startServe({ MYCLAW_HOME: home, MYCLAW_ADMIN_TOKEN: 'bench' });
 
 async function healthBenchmark() {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'myclaw-bench-obs-'));
@@ -97,7 +65,7 @@ async function healthBenchmark() {
   );
   let child;
   try {
-    const served = await startServe(home);
+    const served = await serveAt(home);
     child = served.child;
     return await hammer(served.address);
   } finally {

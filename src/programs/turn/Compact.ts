@@ -6,7 +6,7 @@ import { wrapUntrusted } from "../../domain/ToolResultText.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { Sessions } from "../../services/Sessions.js"
-import { think } from "./Think.js"
+import { summaryOf, think } from "./Think.js"
 
 /** A session whose verbatim history holds this many turns has its older turns summarised before the next. */
 export const SUMMARISE_AT = 20
@@ -87,12 +87,7 @@ export const compactSession = Effect.fn("Turn.compactSession")(function*(input: 
   const thought = yield* think(summaryRequest(lines.join("\n")), recordRequest)
   const coversThrough = folded.at(-1)!.seq
   const at = yield* Clock.currentTimeMillis
-  const written = thought._tag === "Answered" ? thought.response.text.trim() : ""
-  const failure = thought._tag === "Failed"
-    ? thought.error._tag === "LlmError" ? thought.error.message : "the budget refused the call"
-    : written === ""
-    ? "the summary came back empty"
-    : null
+  const { failure, written } = summaryOf(thought)
   const from = (summary?.covers_through ?? 0) + 1
   const text = failure === null
     ? written

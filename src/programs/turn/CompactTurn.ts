@@ -4,7 +4,7 @@ import { isoAt } from "../../domain/Time.js"
 import { countMessageTokens, type TokenCounting } from "../../domain/Tokens.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
-import { think } from "./Think.js"
+import { summaryOf, think } from "./Think.js"
 
 /** Blocks 6 and 7 (the turn history and the user message) above this many tokens are compressed. */
 export const TURN_HISTORY_LIMIT = 16_000
@@ -58,12 +58,7 @@ export const compactTurn = Effect.fn("Turn.compactTurn")(function*(
   if (tokens <= TURN_HISTORY_LIMIT) return null
   const own = messages.slice(start + 1)
   const thought = yield* think(summaryRequest(workText(own)), options.recordRequest)
-  const written = thought._tag === "Answered" ? thought.response.text.trim() : ""
-  const failure = thought._tag === "Failed"
-    ? thought.error._tag === "LlmError" ? thought.error.message : "the budget refused the call"
-    : written === ""
-    ? "the summary came back empty"
-    : null
+  const { failure, written } = summaryOf(thought)
   let summary = failure === null
     ? written
     : `(${own.length} earlier messages of this turn were dropped: their summary failed, ${failure})`

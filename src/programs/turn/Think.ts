@@ -65,3 +65,14 @@ export const think = Effect.fnUntraced(function*(request: LlmRequest, recordRequ
   const finished = yield* Clock.currentTimeMillis
   return Thought.Answered({ step: thoughtStep(response, finished - started, request, recordRequest), response })
 }, withSpanWhenTraced("Turn.thought"))
+
+/** A summary's text from the Thought that wrote it, or why there is none (a failed call, an empty answer). */
+export const summaryOf = (thought: Thought): { readonly written: string; readonly failure: string | null } => {
+  const written = thought._tag === "Answered" ? thought.response.text.trim() : ""
+  const failure = thought._tag === "Failed"
+    ? thought.error._tag === "LlmError" ? thought.error.message : "the budget refused the call"
+    : written === ""
+    ? "the summary came back empty"
+    : null
+  return { written, failure }
+}
