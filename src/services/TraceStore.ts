@@ -1,4 +1,4 @@
-import { Context, DateTime } from "effect"
+import { Context } from "effect"
 import type { Effect, Option } from "effect"
 import type { TraceStoreError } from "../domain/Errors.js"
 import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
@@ -11,26 +11,6 @@ export interface PastTurn {
   readonly taintedBy?: ReadonlyArray<string>
   /** When a tainted turn answered (ISO 8601). */
   readonly answeredAt?: string
-  /** The rule that answered the turn (`new`, `budget`...), when a rule did. */
-  readonly rule?: string
-}
-
-/** The rule a trace records it was answered by: rule answers are not conversation, `/new` starts one afresh. */
-export const pastRule = (path: unknown, metadata: unknown): Pick<PastTurn, "rule"> => {
-  if (path !== "rule") return {}
-  const rule = typeof metadata === "object" && metadata !== null
-    ? (metadata as Record<string, unknown>).rule
-    : undefined
-  return { rule: typeof rule === "string" ? rule : "other" }
-}
-
-/** The turns a prompt's history holds: those after the last `/new`, rule answers left out. */
-export const conversationOf = <T extends Pick<PastTurn, "rule">>(turns: ReadonlyArray<T>): ReadonlyArray<T> => {
-  let fresh = -1
-  turns.forEach((turn, i) => {
-    if (turn.rule === "new") fresh = i
-  })
-  return turns.slice(fresh + 1).filter((turn) => turn.rule === undefined)
 }
 
 /** The taint a trace records in its metadata, as the history of the session's next turns carries it. */
@@ -45,14 +25,6 @@ export const pastTaint = (
   if (taintedBy.length === 0) return {}
   return answeredAt === undefined ? { taintedBy } : { taintedBy, answeredAt }
 }
-
-/** What a closed turn leaves for the prompts of the session's next turns. */
-export const pastTurnOf = (trace: ExecutionTrace): PastTurn => ({
-  userMessage: trace.user_message,
-  finalResponse: trace.final_response,
-  ...pastTaint(trace.metadata, trace.finished_at === null ? undefined : DateTime.formatIso(trace.finished_at)),
-  ...pastRule(trace.path, trace.metadata)
-})
 
 /** Where closed traces are kept, whole and replayable. */
 export class TraceStore extends Context.Tag("myclaw/TraceStore")<TraceStore, {
