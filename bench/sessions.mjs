@@ -1,7 +1,8 @@
 // Sessions: what a long conversation costs and what a large history costs at start.
-//  - prompt tokens per turn of a 30-turn session over those of a 6-turn one (target: at most 1.2x), with a
-//    scripted model charging realistic token counts (characters / 3.5, the stable prefix counted as cached
-//    from the second call on) and realistic messages;
+//  - prompt tokens of a turn late in a 30-turn session over those of a turn of a 6-turn one (target: at most
+//    1.2x): the frontier prompt of turn 30 over that of turn 6, with the local-fast summary tokens of turn 30
+//    beside it and the means over whole sessions, with a scripted model charging realistic token counts
+//    (characters / 3.5, the stable prefix counted as cached from the second call on) and realistic messages;
 //  - the share of the prompt that is the stable prefix (blocks 1-4 and the tool catalog);
 //  - start-up time (the whole graph built, up to the runtime) with 100,000 stored turns vs none.
 // Prints one JSON line on stdout.
@@ -20,11 +21,15 @@ const CHARS_PER_TOKEN = 3.5;
 const tokens = (text) => Math.ceil(text.length / CHARS_PER_TOKEN);
 const words = (n, seed) => Array.from({ length: n }, (_, i) => `word${(i * 7 + seed) % 97}`).join(' ');
 
-/** Runs `turns` turns of one session; returns the prompt tokens each turn paid (all its calls) and the prefix's. */
+/**
+ * Runs `turns` turns of one session. Per turn: the prompt tokens of its Thought calls (the frontier prompt)
+ * and of its summary calls (local-fast); and the prefix's share over the session.
+ */
 async function session(turns) {
   const home = await mkdtemp(path.join(os.tmpdir(), 'myclaw-bench-sessions-'));
   let calls = 0;
-  let perTurn = 0;
+  let thought = 0;
+  let summarised = 0;
   let prefixTokens = 0;
   let promptTokens = 0;
   const llm = LlmFunction((request) => {
@@ -32,29 +37,37 @@ async function session(turns) {
     const rest = request.system.filter((b) => !b.stable).map((b) => b.text).join('') +
       request.messages.map((m) => m.content).join('');
     const input = tokens(prefix) + tokens(rest);
-    perTurn += input;
+    const summary = request.system[0]?.name === 'summariser';
+    if (summary) summarised += input;
+    else thought += input;
     promptTokens += input;
     prefixTokens += tokens(prefix);
-    const summary = request.system[0]?.name === 'summariser';
     const cached = calls++ === 0 ? 0 : tokens(prefix);
-    return { text: summary ? words(300, calls) : words(120, calls), usage: { input, output: summary ? 300 : 120, cached } };
+    // A summary of about 300 tokens (the summariser is asked for 200-400), an answer of about 240.
+    return { text: summary ? words(150, calls) : words(120, calls), usage: { input, output: summary ? 300 : 240, cached } };
   });
   const runtime = ManagedRuntime.make(
     TestLayer({ home, llm, traceStore: 'file' }).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.None))),
   );
-  const costs = [];
+  const perTurn = [];
   try {
     const agent = await runtime.runPromise(AgentRuntime);
     for (let n = 1; n <= turns; n++) {
-      perTurn = 0;
+      thought = 0;
+      summarised = 0;
       await runtime.runPromise(agent.handle({ userMessage: words(40, n), sessionId: 's', channel: 'cli:bench' }));
-      costs.push(perTurn);
+      perTurn.push({ thought, summarised });
     }
   } finally {
     await runtime.dispose();
     await rm(home, { recursive: true, force: true });
   }
-  return { perTurn: costs.reduce((a, b) => a + b, 0) / costs.length, prefixShare: prefixTokens / promptTokens };
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return {
+    last: perTurn.at(-1),
+    meanAll: mean(perTurn.map((t) => t.thought + t.summarised)),
+    prefixShare: prefixTokens / promptTokens,
+  };
 }
 
 /** Milliseconds to build the graph up to the runtime on `home`. */
@@ -102,12 +115,20 @@ for (let i = 0; i < 5; i++) {
 await rm(empty, { recursive: true, force: true });
 await rm(full, { recursive: true, force: true });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ratio = (a, b) => Number((a / b).toFixed(3));
 console.log(JSON.stringify({
   scenario: process.env.BENCH_SCENARIO ?? 'sessions',
-  prompt_tokens_per_turn_30: Math.round(long.perTurn),
-  prompt_tokens_per_turn_6: Math.round(short.perTurn),
-  ratio_30_over_6: Number((long.perTurn / short.perTurn).toFixed(3)),
+  // What one more turn costs late in a long session and in a short one: the frontier prompt of turn 30 (summary
+  // + the last 5 turns) over that of turn 6 (5 turns), and the local-fast summary call turn 30 also made.
+  prompt_tokens_turn_30: long.last.thought,
+  prompt_tokens_turn_6: short.last.thought,
+  ratio_30_over_6: ratio(long.last.thought, short.last.thought),
   target_ratio: 1.2,
+  summary_tokens_turn_30: long.last.summarised,
+  ratio_30_over_6_with_summary: ratio(long.last.thought + long.last.summarised, short.last.thought),
+  // Over whole sessions (turns 1-20 keep their history verbatim by rule, so a 30-turn session's mean is higher).
+  mean_prompt_tokens_per_turn_30: Math.round(long.meanAll),
+  mean_prompt_tokens_per_turn_6: Math.round(short.meanAll),
   prefix_share_30: Number(long.prefixShare.toFixed(3)),
   prefix_share_6: Number(short.prefixShare.toFixed(3)),
   startup_ms_0_turns: Number(median(times.empty).toFixed(1)),

@@ -10,8 +10,16 @@ import { summaryOf, think } from "./Think.js"
 
 /** A session whose verbatim history holds this many turns has its older turns summarised before the next. */
 export const SUMMARISE_AT = 20
-/** The newest turns that stay verbatim after a summary. */
+/**
+ * The newest turns that stay verbatim once a session has a summary: from then on every turn that leaves this
+ * window is folded into the summary before the next prompt, so a long session's prompt stays the size of a
+ * short one's (summary + these turns) instead of growing back to SUMMARISE_AT turns.
+ */
 export const KEEP_VERBATIM = 5
+
+/** Whether a session's history needs a summary before its next prompt. */
+export const needsSummary = (hasSummary: boolean, verbatimTurns: number): boolean =>
+  hasSummary ? verbatimTurns > KEEP_VERBATIM : verbatimTurns >= SUMMARISE_AT
 /** Room for a summary of 200-400 tokens, with some slack. */
 const SUMMARY_MAX_TOKENS = 600
 
@@ -42,9 +50,22 @@ const taintOf = (summary: SessionSummary | null, turns: ReadonlyArray<SessionTur
 export const truncationNote = (from: number, to: number, reason: string): string =>
   `[Turns ${from}-${to} of this conversation are not shown: their summary failed (${reason}).]`
 
+const TRAILING_NOTE = /\n?\[Turns (\d+)-\d+ of this conversation are not shown: their summary failed \(.*\)\.\]$/s
+
 /**
- * Entering a turn of a session whose verbatim history holds SUMMARISE_AT turns: all but the last KEEP_VERBATIM
- * are summarised on local-fast (the previous summary folded in) and the summary is stored; the originals stay
+ * The text kept when a summary fails: the previous summary, and one note for every turn dropped so far (a
+ * note left by an earlier failure is widened, not repeated, so failures in a row do not grow the prompt).
+ */
+export const truncatedSummary = (previous: string, from: number, to: number, reason: string): string => {
+  const earlier = TRAILING_NOTE.exec(previous)
+  const kept = earlier === null ? previous : previous.slice(0, earlier.index)
+  const first = earlier === null ? from : Number(earlier[1])
+  return [kept, truncationNote(first, to, reason)].filter((part) => part !== "").join("\n")
+}
+
+/**
+ * Entering a turn of a session whose verbatim history holds SUMMARISE_AT turns, or of a session already
+ * summarised whose verbatim history has grown past KEEP_VERBATIM: all but the last KEEP_VERBATIM are summarised on local-fast (the previous summary folded in) and the summary is stored; the originals stay
  * stored. The call goes through the budget like any other; when it fails, the older turns are dropped from
  * later prompts with a note instead (truncation), and the turn goes on. Returns the Thought of the call (for the
  * trace), or why there is none; nothing for a session that needs no summary.
@@ -53,7 +74,8 @@ export const compactSession = Effect.fn("Turn.compactSession")(function*(input: 
   const sessions = yield* Sessions
   const history = yield* Effect.either(sessions.history(input.sessionId, input.channel))
   // A session that cannot be read is reported by the prompt builder, which reads it next.
-  if (history._tag === "Left" || history.right.turns.length < SUMMARISE_AT) return null
+  if (history._tag === "Left") return null
+  if (!needsSummary(history.right.summary !== null, history.right.turns.length)) return null
   const { summary, turns } = history.right
   const folded = turns.slice(0, turns.length - KEEP_VERBATIM)
   const ids = yield* IdGenerator
@@ -91,7 +113,7 @@ export const compactSession = Effect.fn("Turn.compactSession")(function*(input: 
   const from = (summary?.covers_through ?? 0) + 1
   const text = failure === null
     ? written
-    : [summary?.text ?? "", truncationNote(from, coversThrough, failure)].filter((part) => part !== "").join("\n")
+    : truncatedSummary(summary?.text ?? "", from, coversThrough, failure)
   const stored = yield* Effect.either(
     sessions.addSummary(input.sessionId, {
       covers_through: coversThrough,

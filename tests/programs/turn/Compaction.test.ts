@@ -4,6 +4,7 @@ import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
 import type { ScriptEntry } from "../../../src/domain/ScriptEntry.js"
 import { LlmFunction } from "../../../src/layers/llm/LlmScripted.js"
 import { TestLayer } from "../../../src/layers/Test.js"
+import { truncationNote } from "../../../src/programs/turn/Compact.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
 import { thoughts } from "../../contract/fixtures.js"
 
@@ -56,23 +57,35 @@ describe("Session compression", () => {
       assert.strictEqual(thoughts(twentyFirst!).length, 2)
       assert.strictEqual(thoughts(twentyFirst!)[0]!.text, "SUMMARY: the owner asked 15 questions.")
       assert.strictEqual(twentyFirst!.outcome, "success")
-      // The next turn keeps the summary and adds a verbatim turn, without another summary call.
+      // The next turn folds the turn that leaves the verbatim window into the summary: still summary + 5 turns.
       yield* turns(1, 22)
-      assert.strictEqual(llm.requests.filter(isSummary).length, 1)
-      assert.strictEqual(llm.requests.at(-1)!.messages.filter((m) => m.role === "user").length, 7)
+      assert.strictEqual(llm.requests.filter(isSummary).length, 2)
+      assert.deepStrictEqual(
+        llm.requests.at(-1)!.messages.filter((m) => m.role === "user").map((m) => m.content),
+        ["question 17", "question 18", "question 19", "question 20", "question 21", "question 22"]
+      )
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
   })
 
-  it.scoped("a later summary folds the previous one in", () => {
+  it.scoped("past the 21st turn, each turn folds the one leaving the last 5 into the summary", () => {
     let n = 0
     const llm = model(() => ({ text: `SUMMARY ${++n}` }))
     return Effect.gen(function*() {
-      yield* turns(36)
+      yield* turns(30)
       const summaries = llm.requests.filter(isSummary)
-      assert.strictEqual(summaries.length, 2)
-      assert.include(summaries[1]!.messages[0]!.content, "<previous-summary>\nSUMMARY 1\n</previous-summary>")
-      assert.include(summaries[1]!.messages[0]!.content, "Turn 16, the owner")
-      assert.include(llm.requests.at(-1)!.system.find((b) => b.name === "summary")!.text, "SUMMARY 2")
+      // One per turn from the 21st on: each folds the turn that left the verbatim window.
+      assert.strictEqual(summaries.length, 10)
+      const second = summaries[1]!.messages[0]!.content
+      assert.include(second, "<previous-summary>\nSUMMARY 1\n</previous-summary>")
+      assert.include(second, "Turn 16, the owner")
+      assert.notInclude(second, "Turn 15, the owner")
+      assert.notInclude(second, "Turn 17, the owner")
+      const last = llm.requests.at(-1)!
+      assert.include(last.system.find((b) => b.name === "summary")!.text, "SUMMARY 10")
+      assert.deepStrictEqual(
+        last.messages.filter((m) => m.role === "user").map((m) => m.content),
+        ["question 25", "question 26", "question 27", "question 28", "question 29", "question 30"]
+      )
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
   })
 
@@ -90,6 +103,11 @@ describe("Session compression", () => {
         "Turns 1-15 of this conversation are not shown"
       )
       assert.strictEqual(main.messages.filter((m) => m.role === "user").length, 6)
+      // Failures in a row widen the one note instead of adding one per turn.
+      yield* turns(2, 22)
+      const note = llm.requests.at(-1)!.system.find((b) => b.name === "summary")!.text
+      assert.include(note, truncationNote(1, 17, "the local model is down"))
+      assert.strictEqual(note.split("are not shown").length, 2)
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
   })
 })
