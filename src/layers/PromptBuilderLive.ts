@@ -8,8 +8,8 @@ import { isoAt } from "../domain/Time.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
 import { resultText, statusHeader, truncateMiddle, wrapUntrusted } from "../domain/ToolResultText.js"
-import { ruleCommand } from "../programs/rules/Rules.js"
 import { withSpanWhenTraced } from "../programs/Spans.js"
+import { conversationOf } from "../programs/turn/Conversation.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { IdGenerator } from "../services/IdGenerator.js"
 import { PromptBuilder } from "../services/PromptBuilder.js"
@@ -34,21 +34,6 @@ const toolsBlock = (tools: ReadonlyArray<Tool>): string =>
   ].join("\n")
 
 const SUMMARY_HEADING = "# Earlier in this conversation (a summary of older turns)"
-
-/**
- * The turns a prompt's history holds: those after the session's last `/new`, rule answers left out (they are
- * commands to the runtime, not conversation). A `/new` also drops the summary of what came before it.
- */
-const conversationOf = (turns: ReadonlyArray<SessionTurn>) => {
-  let fresh = -1
-  turns.forEach((turn, i) => {
-    if (ruleCommand(turn.user_message)?.name === "new") fresh = i
-  })
-  return {
-    turns: turns.slice(fresh + 1).filter((turn) => ruleCommand(turn.user_message) === undefined),
-    restarted: fresh >= 0
-  }
-}
 
 const pastTurn = (turn: SessionTurn): PastTurn => ({
   userMessage: turn.user_message,

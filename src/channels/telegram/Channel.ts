@@ -15,7 +15,6 @@ import { ApprovalRouter } from "../../services/ApprovalRouter.js"
 import { Approvals } from "../../services/Approvals.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
-import { IdGenerator } from "../../services/IdGenerator.js"
 import { Llm } from "../../services/Llm.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
@@ -50,7 +49,7 @@ interface ChatState {
   readonly chatId: number
   readonly queue: Queue.Queue<Job>
   current: Fiber.RuntimeFiber<void> | undefined
-  session: string
+  readonly session: string
 }
 
 const HELP = [
@@ -64,8 +63,11 @@ const HELP = [
   "/help — this text"
 ].join("\n")
 
-/** Commands the channel leaves to the turn's rules; /stop, /new, /budget and /status act on the chat itself. */
-const SHARED_RULES = new Set(RULES.filter((name) => !["stop", "new", "budget", "status"].includes(name)))
+/**
+ * Commands the channel leaves to the turn's rules; /stop, /budget and /status act on the chat itself. /new is a
+ * rule: it is stored in the chat's session, so the new conversation survives a restart.
+ */
+const SHARED_RULES = new Set(RULES.filter((name) => !["stop", "budget", "status"].includes(name)))
 
 const REFUSAL = "Sorry, this is a private assistant: I only talk to its owner."
 
@@ -108,7 +110,6 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
     const approvals = yield* Approvals
     const router = yield* ApprovalRouter
     const budget = yield* Budget
-    const ids = yield* IdGenerator
     const workspace = yield* Workspace
     const fs = yield* FileSystem.FileSystem
     const digestContext = yield* Effect.context<AuditLog | Llm | MyclawConfig>()
@@ -290,10 +291,6 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
             return yield* reply(chat.chatId, HELP)
           case "stop":
             return yield* stop(chat)
-          case "new": {
-            chat.session = `telegram-${chat.chatId}-${yield* ids.next("session")}`
-            return yield* reply(chat.chatId, "New conversation started.")
-          }
           case "budget": {
             const now = yield* Clock.currentTimeMillis
             return yield* reply(chat.chatId, renderBudget(yield* budget.status, now))

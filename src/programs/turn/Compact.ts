@@ -6,6 +6,7 @@ import { wrapUntrusted } from "../../domain/ToolResultText.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { Sessions } from "../../services/Sessions.js"
+import { conversationOf } from "./Conversation.js"
 import { summaryOf, think } from "./Think.js"
 
 /** A session whose verbatim history holds this many turns has its older turns summarised before the next. */
@@ -65,8 +66,9 @@ export const truncatedSummary = (previous: string, from: number, to: number, rea
 
 /**
  * Entering a turn of a session whose verbatim history holds SUMMARISE_AT turns, or of a session already
- * summarised whose verbatim history has grown past KEEP_VERBATIM: all but the last KEEP_VERBATIM are summarised on local-fast (the previous summary folded in) and the summary is stored; the originals stay
- * stored. The call goes through the budget like any other; when it fails, the older turns are dropped from
+ * summarised whose verbatim history has grown past KEEP_VERBATIM: all but the last KEEP_VERBATIM are summarised
+ * on local-fast (the previous summary folded in) and the summary is stored; the originals stay stored. Only the
+ * conversation counts: turns before the last `/new` (and the summary of them) and rule answers are not in it. The call goes through the budget like any other; when it fails, the older turns are dropped from
  * later prompts with a note instead (truncation), and the turn goes on. Returns the Thought of the call (for the
  * trace), or why there is none; nothing for a session that needs no summary.
  */
@@ -75,8 +77,10 @@ export const compactSession = Effect.fn("Turn.compactSession")(function*(input: 
   const history = yield* Effect.either(sessions.history(input.sessionId, input.channel))
   // A session that cannot be read is reported by the prompt builder, which reads it next.
   if (history._tag === "Left") return null
-  if (!needsSummary(history.right.summary !== null, history.right.turns.length)) return null
-  const { summary, turns } = history.right
+  const conversation = conversationOf(history.right.turns)
+  const summary = conversation.restarted ? null : history.right.summary
+  const turns = conversation.turns
+  if (turns.length === 0 || !needsSummary(summary !== null, turns.length)) return null
   const folded = turns.slice(0, turns.length - KEEP_VERBATIM)
   const ids = yield* IdGenerator
   const lines: Array<string> = []
@@ -110,7 +114,7 @@ export const compactSession = Effect.fn("Turn.compactSession")(function*(input: 
   const coversThrough = folded.at(-1)!.seq
   const at = yield* Clock.currentTimeMillis
   const { failure, written } = summaryOf(thought)
-  const from = (summary?.covers_through ?? 0) + 1
+  const from = folded[0]!.seq
   const text = failure === null
     ? written
     : truncatedSummary(summary?.text ?? "", from, coversThrough, failure)

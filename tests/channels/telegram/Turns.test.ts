@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope, TestClock } from "effect"
 import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
+import { conversationOf } from "../../../src/programs/turn/Conversation.js"
+import { Sessions } from "../../../src/services/Sessions.js"
 import { probeTools } from "../../contract/fixtures.js"
 import { FakeBotApi, OWNER, textMessage } from "./FakeBotApi.js"
 import { startBot, telegramGraph, textOf } from "./support.js"
@@ -134,9 +136,14 @@ describe("Telegram channel: turns, queues and commands", () => {
       fake.push(textMessage(OWNER, "/new", 11))
       fake.push(textMessage(OWNER, "second", 12))
       yield* fake.awaitCall((call) => call.method === "sendMessage", commands.length + 3)
+      assert.include(textsTo(fake, OWNER.id).join("\n"), "New conversation started")
       const traces = yield* tracesOf("telegram:@Mark_Heizenberg")
-      assert.strictEqual(traces.length, 2)
-      assert.strictEqual(traces[0]!.session_id, `telegram-${OWNER.id}`)
-      assert.match(traces[1]!.session_id, new RegExp(`^telegram-${OWNER.id}-\\w+$`))
+      assert.deepStrictEqual(traces.map((trace) => trace.user_message), ["first", "/new", "second"])
+      // /new is stored in the chat's session: the conversation it starts is what the store (and so a restarted
+      // service) gives the next prompt.
+      const session = `telegram-${OWNER.id}`
+      assert.deepStrictEqual(traces.map((trace) => trace.session_id), [session, session, session])
+      const history = yield* (yield* Sessions).history(session, "telegram:@Mark_Heizenberg")
+      assert.deepStrictEqual(conversationOf(history.turns).turns.map((turn) => turn.user_message), ["second"])
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: "one" }, { text: "two" }] }))))
 })

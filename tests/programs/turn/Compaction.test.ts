@@ -89,6 +89,31 @@ describe("Session compression", () => {
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
   })
 
+  it.scoped("after /new, only the new conversation counts: no summary until it has 20 turns of its own", () => {
+    const llm = model(() => ({ text: "SUMMARY of the old conversation" }))
+    return Effect.gen(function*() {
+      yield* turns(21)
+      assert.strictEqual(llm.requests.filter(isSummary).length, 1)
+      const runtime = yield* AgentRuntime
+      yield* runtime.handle({ userMessage: "/new", sessionId: "s", channel: "cli:alice" })
+      yield* turns(3, 22)
+      assert.strictEqual(llm.requests.filter(isSummary).length, 1)
+      const last = llm.requests.at(-1)!
+      assert.isUndefined(last.system.find((b) => b.name === "summary"))
+      assert.deepStrictEqual(
+        last.messages.filter((m) => m.role === "user").map((m) => m.content),
+        ["question 22", "question 23", "question 24"]
+      )
+      yield* turns(18, 25)
+      const summaries = llm.requests.filter(isSummary)
+      assert.strictEqual(summaries.length, 2)
+      // The new conversation's first summary starts from its own first turn, without the old summary.
+      assert.include(summaries[1]!.messages[0]!.content, "Turn 23, the owner: question 22")
+      assert.notInclude(summaries[1]!.messages[0]!.content, "previous-summary")
+      assert.notInclude(summaries[1]!.messages[0]!.content, "question 21")
+    }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
+  })
+
   it.scoped("a summary that fails falls back to truncation with a note, and the turn succeeds", () => {
     const llm = model(() => ({ error: { reason: "BadResponse", message: "the local model is down" } }))
     return Effect.gen(function*() {
