@@ -1,9 +1,10 @@
-import { Cause, Duration, Effect, Either, Layer } from "effect"
+import { Cause, Effect, Either, Layer } from "effect"
 import { ToolExecutionError } from "../../domain/Errors.js"
 import type { LlmToolSpec } from "../../domain/LlmTypes.js"
 import type { PreparedCall, Tool } from "../../domain/Tool.js"
 import type { ToolCall, ToolResult } from "../../domain/ToolCall.js"
 import { describeParseError, describeSchema, nearest, parametersJsonSchema } from "../../domain/ToolValidation.js"
+import { timeoutFail } from "../../programs/Timeout.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Secrets } from "../../services/Secrets.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
@@ -76,11 +77,11 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
     // Every result and error passes the redaction before the turn sees it: a secret a tool resolved and echoed
     // reaches neither the model nor the trace, the logs or the audit log.
     const execute = (prepared: PreparedCall, tool: Tool): Effect.Effect<ToolResult> =>
-      prepared.execute.pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(toolMs),
-          onTimeout: () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
-        }),
+      timeoutFail(
+        prepared.execute,
+        toolMs,
+        () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
+      ).pipe(
         Effect.map((output): ToolResult => ({
           status: output.status,
           content: secrets.redact(output.content),

@@ -1,0 +1,73 @@
+import { Effect, Exit, Fiber } from "effect"
+
+/** Schedules `task` after `ms` milliseconds; the returned function cancels it. */
+export type Schedule = (task: () => void, ms: number) => () => void
+
+/** The clock every fiber starts with: its sleeps are plain timers. */
+const defaultClock = Effect.runSync(Effect.clock)
+
+// Past this, a JavaScript timer fires at once: such a limit is no limit.
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+const timers: Schedule = (task, ms) => {
+  if (ms > MAX_TIMER_MS) return () => undefined
+  const handle = setTimeout(task, ms)
+  return () => clearTimeout(handle)
+}
+
+/**
+ * `self` with a limit of `ms` over one forked fiber and a timer, where `Effect.timeoutFail` races two fibers
+ * (the effect's and a sleep's) for every call. Same contract: past the limit `self` is interrupted, its
+ * interruption awaited, and the result is `onTimeout()`; interrupting the caller interrupts `self`.
+ */
+export const timeoutFailWith = <A, E, R, E2>(
+  self: Effect.Effect<A, E, R>,
+  ms: number,
+  onTimeout: () => E2,
+  schedule: Schedule
+): Effect.Effect<A, E | E2, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(Effect.fork(restore(self)), (child) =>
+      Effect.onInterrupt(
+        restore(Effect.async<A, E | E2>((resume) => {
+          let settled = false
+          const observer = (exit: Exit.Exit<A, E>) => {
+            if (settled) return
+            settled = true
+            cancel()
+            resume(exit)
+          }
+          const cancel = schedule(() => {
+            if (settled) return
+            settled = true
+            child.removeObserver(observer)
+            resume(Effect.zipRight(Fiber.interrupt(child), Effect.fail(onTimeout())))
+          }, ms)
+          child.addObserver(observer)
+          return Effect.sync(() => {
+            settled = true
+            cancel()
+            child.removeObserver(observer)
+          })
+        })),
+        // Interrupted at any point, even before the wait began: `self` is interrupted too, and awaited.
+        () => Fiber.interrupt(child)
+      ))
+  )
+
+/**
+ * `Effect.timeoutFail` on a hot path: under the default clock, one fiber and a timer (see `timeoutFailWith`);
+ * under any other clock (a test's), `Effect.timeoutFail` itself, so that the clock decides when time passes.
+ */
+export const timeoutFail = <A, E, R, E2>(
+  self: Effect.Effect<A, E, R>,
+  ms: number,
+  onTimeout: () => E2
+): Effect.Effect<A, E | E2, R> =>
+  Effect.flatMap(
+    Effect.clock,
+    (clock) =>
+      clock === defaultClock
+        ? timeoutFailWith(self, ms, onTimeout, timers)
+        : Effect.timeoutFail(self, { duration: ms, onTimeout })
+  )

@@ -1,0 +1,63 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Exit, Fiber } from "effect"
+import { type Schedule, timeoutFailWith } from "../../src/programs/Timeout.js"
+
+/** A timer under the test's control: `fire()` runs the scheduled task, if it was not cancelled. */
+const manualTimer = () => {
+  let task: (() => void) | undefined
+  let cancelled = 0
+  const schedule: Schedule = (run) => {
+    task = run
+    return () => {
+      cancelled++
+      task = undefined
+    }
+  }
+  return { schedule, fire: () => task?.(), cancelled: () => cancelled, pending: () => task !== undefined }
+}
+
+describe("timeoutFailWith", () => {
+  it.effect("a result within the limit is returned and the timer cancelled", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const result = yield* timeoutFailWith(Effect.succeed(42), 1000, () => "late", timer.schedule)
+      assert.strictEqual(result, 42)
+      assert.isFalse(timer.pending())
+      const failed = yield* Effect.either(timeoutFailWith(Effect.fail("boom"), 1000, () => "late", timer.schedule))
+      assert.deepStrictEqual(failed, Either.left("boom"))
+    }))
+
+  it.effect("past the limit the effect is interrupted, its interruption awaited, and the result is onTimeout()", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const started = yield* Deferred.make<void>()
+      let cleanedUp = false
+      const slow = Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.never),
+        Effect.onInterrupt(() => Effect.sync(() => (cleanedUp = true)))
+      )
+      const fiber = yield* Effect.fork(timeoutFailWith(slow, 1000, () => "timed out", timer.schedule))
+      yield* Deferred.await(started)
+      timer.fire()
+      const exit = yield* Fiber.await(fiber)
+      assert.deepStrictEqual(exit, Exit.fail("timed out"))
+      assert.isTrue(cleanedUp)
+    }))
+
+  it.effect("interrupting the caller interrupts the effect and cancels the timer", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const started = yield* Deferred.make<void>()
+      let cleanedUp = false
+      const slow = Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.never),
+        Effect.onInterrupt(() => Effect.sync(() => (cleanedUp = true)))
+      )
+      const fiber = yield* Effect.fork(timeoutFailWith(slow, 1000, () => "timed out", timer.schedule))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      assert.isTrue(cleanedUp)
+      assert.isFalse(timer.pending())
+      assert.strictEqual(timer.cancelled(), 1)
+    }))
+})
