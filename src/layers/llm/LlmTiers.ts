@@ -5,6 +5,7 @@ import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { priceOf } from "../../domain/Pricing.js"
 import { withShippedPrices } from "../../domain/ShippedPrices.js"
+import { timeoutFail } from "../../programs/Timeout.js"
 import type { Budget } from "../../services/Budget.js"
 import { Llm, type ProviderHealth } from "../../services/Llm.js"
 import { makePricing } from "./Pricing.js"
@@ -106,10 +107,8 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
   const call = (p: Provider, request: LlmRequest) =>
     p.selfTimed === true
       ? p.generate(request, settings.timeoutMs)
-      : Effect.timeoutFail(p.generate(request, settings.timeoutMs), {
-        duration: Duration.millis(settings.timeoutMs),
-        onTimeout: () => llmTimeout(p.name, settings.timeoutMs)
-      })
+      : timeoutFail(p.generate(request, settings.timeoutMs), settings.timeoutMs, () =>
+        llmTimeout(p.name, settings.timeoutMs))
 
   /** With a budget, each attempt first reserves its maximum cost and settles the real one after. */
   const attemptOnce = (
