@@ -7,6 +7,8 @@ import {
   outcomes,
   traceToJson
 } from "../../src/domain/ExecutionTrace.js"
+import { TestLayer } from "../../src/layers/Test.js"
+import { AgentRuntime } from "../../src/services/AgentRuntime.js"
 
 const trace: ExecutionTrace = {
   trace_id: "t-1",
@@ -182,4 +184,28 @@ describe("ExecutionTrace", () => {
       const message = yield* rejects({ ...JSON.parse(traceToJson(trace)), started_at: "yesterday" })
       assert.include(message, "[\"started_at\"]")
     }))
+})
+
+describe("traceToJson over the traces real turns make", () => {
+  it.scoped("gives the JSON the schema's encoder gives", () =>
+    Effect.gen(function*() {
+      const runtime = yield* AgentRuntime
+      const traces = [
+        yield* runtime.handle({ userMessage: "what time is it?", sessionId: "s", channel: "cli:alice" }),
+        yield* runtime.handle({ userMessage: "write a note", sessionId: "s", channel: "cli:alice" }),
+        yield* runtime.handle({ userMessage: "/status", sessionId: "s", channel: "cli:alice" })
+      ]
+      assert.isAbove(traces[0]!.steps.length, 3)
+      assert.strictEqual(traces[2]!.path, "rule")
+      for (const recorded of [trace, ...traces]) {
+        assert.deepStrictEqual(JSON.parse(traceToJson(recorded)), JSON.parse(JSON.stringify(encodeTrace(recorded))))
+      }
+    }).pipe(Effect.provide(TestLayer({
+      script: [
+        { toolCalls: [{ name: "now", args: {} }, { name: "now", args: { zone: 3 } }] },
+        { text: "It is late." },
+        { toolCalls: [{ name: "fs_write", args: { path: "note.md", content: "hello" } }] },
+        { text: "I could not write it." }
+      ]
+    }))))
 })
