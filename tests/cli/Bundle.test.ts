@@ -30,6 +30,36 @@ describe("the bundled command line", () => {
     }
   })
 
+  it("--help and --version load no Effect: the entry's static imports hold none of its modules", () => {
+    const staticImports = (file: string): ReadonlyArray<string> =>
+      [...NodeFs.readFileSync(file, "utf8").matchAll(/^import\b[^;]*?from\s+"([^"]+)"|^import\s+"([^"]+)"/gm)]
+        .map((match) => match[1] ?? match[2] ?? "")
+        .filter((specifier) => specifier.startsWith("."))
+        .map((specifier) => NodePath.resolve(NodePath.dirname(file), specifier))
+    /** The file and every file it imports statically, transitively. */
+    const closure = (entry: string): ReadonlySet<string> => {
+      const files = new Set<string>()
+      const visit = (file: string) => {
+        if (files.has(file)) return
+        files.add(file)
+        staticImports(file).forEach(visit)
+      }
+      visit(entry)
+      return files
+    }
+    for (const file of closure(main)) {
+      // esbuild names each bundled module's source path in a comment.
+      assert.notMatch(NodeFs.readFileSync(file, "utf8"), /node_modules\/(effect|@effect)\//, file)
+    }
+    // The check can fail: the command runner, loaded for every other command, holds them.
+    const runner = NodeFs.readFileSync(main, "utf8").match(/import\("(\.\/myclaw-chunks\/Cli-[^"]+\.mjs)"\)/)
+    assert.isNotNull(runner)
+    const runnerFiles = closure(NodePath.resolve(NodePath.dirname(main), runner![1]!))
+    assert.isTrue(
+      [...runnerFiles].some((file) => /node_modules\/effect\//.test(NodeFs.readFileSync(file, "utf8")))
+    )
+  })
+
   it.effect("--version prints the package's version, from the bundle and from bin/myclaw.js", () =>
     Effect.gen(function*() {
       const bundled = yield* myclaw(["--version"])
