@@ -47,6 +47,25 @@ const ownModulesArePure = {
   },
 };
 
+// @effect/platform-node's HTTP server imports its HTTP client (undici, a megabyte of code run when loaded) only for
+// its test layer, which myclaw does not use: the bundled server goes without it, so that `serve` loads undici only
+// on its first outgoing request (or when spans are exported), not before it listens.
+const serverWithoutTestClient = {
+  name: 'server-without-test-client',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@effect[\\/]platform-node[\\/]dist[\\/]esm[\\/]internal[\\/]httpServer\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const withoutClient = source
+        .replace('import * as NodeHttpClient from "../NodeHttpClient.js";\n', '')
+        .replace(/^export const layerTest = [^;]*;$/m, 'export const layerTest = undefined;');
+      if (withoutClient.includes('NodeHttpClient')) {
+        throw new Error(`${args.path}: the HTTP client is used beyond the test layer; update ${import.meta.url}`);
+      }
+      return { contents: withoutClient, loader: 'js' };
+    });
+  },
+};
+
 // `import { Effect, Layer } from "effect"` goes through the package's index, whose `export * as Effect` makes
 // the bundle keep every function of every module named: the CLI's imports are read as the equivalent
 // `import * as Effect from "effect/Effect"`, whose unused functions are left out. Same for the @effect
@@ -92,7 +111,7 @@ const result = await esbuild.build({
   external,
   // CommonJS dependencies inside an ES module bundle call require() for Node's own modules.
   banner: { js: 'import { createRequire as __myclawRequire } from "node:module"; const require = __myclawRequire(import.meta.url);' },
-  plugins: [ownModulesArePure, inlineVersion, subpathImports],
+  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, subpathImports],
   metafile: true,
   logLevel: 'warning',
   legalComments: 'none',
