@@ -18,6 +18,31 @@ const node = (file: string, args: ReadonlyArray<string>) =>
     )
   })
 
+const chunksDir = NodePath.resolve("dist/cli/myclaw-chunks")
+
+/** The bundle files `file` imports statically (import declarations, not `import()`). */
+const staticImports = (file: string): ReadonlyArray<string> =>
+  [...NodeFs.readFileSync(file, "utf8").matchAll(/^import\b[^;]*?from\s+"([^"]+)"|^import\s+"([^"]+)"/gm)]
+    .map((match) => match[1] ?? match[2] ?? "")
+    .filter((specifier) => specifier.startsWith("."))
+    .map((specifier) => NodePath.resolve(NodePath.dirname(file), specifier))
+
+/** The file and every file it imports statically, transitively: what loading it loads. */
+const closure = (entry: string): ReadonlySet<string> => {
+  const files = new Set<string>()
+  const visit = (file: string) => {
+    if (files.has(file)) return
+    files.add(file)
+    staticImports(file).forEach(visit)
+  }
+  visit(entry)
+  return files
+}
+
+/** Whether one of the files bundles a module of the package (esbuild names each module's path in a comment). */
+const bundles = (files: ReadonlySet<string>, pkg: RegExp) =>
+  [...files].some((file) => new RegExp(`node_modules/${pkg.source}/`).test(NodeFs.readFileSync(file, "utf8")))
+
 describe("the bundled command line", () => {
   it("the build leaves one entry file and its chunks beside the tsc output", () => {
     assert.isTrue(NodeFs.existsSync(main), `${main} is missing: run npm run build`)
@@ -31,33 +56,21 @@ describe("the bundled command line", () => {
   })
 
   it("--help and --version load no Effect: the entry's static imports hold none of its modules", () => {
-    const staticImports = (file: string): ReadonlyArray<string> =>
-      [...NodeFs.readFileSync(file, "utf8").matchAll(/^import\b[^;]*?from\s+"([^"]+)"|^import\s+"([^"]+)"/gm)]
-        .map((match) => match[1] ?? match[2] ?? "")
-        .filter((specifier) => specifier.startsWith("."))
-        .map((specifier) => NodePath.resolve(NodePath.dirname(file), specifier))
-    /** The file and every file it imports statically, transitively. */
-    const closure = (entry: string): ReadonlySet<string> => {
-      const files = new Set<string>()
-      const visit = (file: string) => {
-        if (files.has(file)) return
-        files.add(file)
-        staticImports(file).forEach(visit)
-      }
-      visit(entry)
-      return files
-    }
-    for (const file of closure(main)) {
-      // esbuild names each bundled module's source path in a comment.
-      assert.notMatch(NodeFs.readFileSync(file, "utf8"), /node_modules\/(effect|@effect)\//, file)
-    }
+    assert.isFalse(bundles(closure(main), /(effect|@effect)/))
     // The check can fail: the command runner, loaded for every other command, holds them.
     const runner = NodeFs.readFileSync(main, "utf8").match(/import\("(\.\/myclaw-chunks\/Cli-[^"]+\.mjs)"\)/)
     assert.isNotNull(runner)
-    const runnerFiles = closure(NodePath.resolve(NodePath.dirname(main), runner![1]!))
-    assert.isTrue(
-      [...runnerFiles].some((file) => /node_modules\/effect\//.test(NodeFs.readFileSync(file, "utf8")))
-    )
+    assert.isTrue(bundles(closure(NodePath.resolve(NodePath.dirname(main), runner![1]!)), /effect/))
+  })
+
+  it("serve loads no HTTP client (undici) before it listens; the client's own chunk holds it", () => {
+    const chunk = (prefix: string) => {
+      const name = NodeFs.readdirSync(chunksDir).find((file) => file.startsWith(`${prefix}-`))
+      assert.isDefined(name, prefix)
+      return NodePath.join(chunksDir, name!)
+    }
+    assert.isFalse(bundles(closure(chunk("Serve")), /undici/))
+    assert.isTrue(bundles(closure(chunk("NodeHttpClient")), /undici/))
   })
 
   it.effect("--version prints the package's version, from the bundle and from bin/myclaw.js", () =>
