@@ -4,7 +4,8 @@
 // command path starts much faster than hundreds of modules: the `effect` barrel alone loads every Effect
 // module, the bundle keeps only what is used. The tsc output stays for the library exports.
 //
-//   node scripts/bundle-cli.mjs            # after tsc; prints nothing unless something is wrong
+//   node scripts/bundle-cli.mjs            # after tsc; prints nothing unless something is wrong; writes
+//                                          # dist/cli/myclaw-meta.json (esbuild's metafile) beside the bundle
 //   node scripts/bundle-cli.mjs --analyze  # also the size of each package in the bundle, on stderr
 import * as esbuild from 'esbuild';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -115,9 +116,13 @@ const result = await esbuild.build({
   metafile: true,
   logLevel: 'warning',
   legalComments: 'none',
+  // Node compiles every chunk a command loads before running it: minified, there is about 40 % less to read
+  // (whitespace, long local names), which is most of a command's start-up after Node's own.
+  minify: true,
 });
 
-if (process.argv.includes('--metafile')) writeFileSync('dist/cli/myclaw-meta.json', JSON.stringify(result.metafile));
+// Which modules each chunk holds and what it imports: what the bundle tests check (the code itself is minified).
+writeFileSync('dist/cli/myclaw-meta.json', JSON.stringify(result.metafile));
 if (process.argv.includes('--analyze')) {
   const sizes = new Map();
   for (const [output, { inputs }] of Object.entries(result.metafile.outputs)) {
