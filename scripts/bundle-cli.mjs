@@ -116,14 +116,9 @@ const result = await esbuild.build({
   metafile: true,
   logLevel: 'warning',
   legalComments: 'none',
-  // Node compiles every chunk a command loads before running it: minified, there is about 40 % less to read
-  // (whitespace, long local names), which is most of a command's start-up after Node's own. Functions and classes
-  // keep their names: dependencies test them (node-fetch, under grammy, knows an AbortSignal by its class's name).
-  minify: true,
-  keepNames: true,
 });
 
-// Which modules each chunk holds and what it imports: what the bundle tests check (the code itself is minified).
+// Which modules each chunk holds and what it imports: what the bundle tests check.
 writeFileSync('dist/cli/myclaw-meta.json', JSON.stringify(result.metafile));
 if (process.argv.includes('--analyze')) {
   const sizes = new Map();

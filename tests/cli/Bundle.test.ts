@@ -20,7 +20,7 @@ const node = (file: string, args: ReadonlyArray<string>) =>
 
 const chunksDir = NodePath.resolve("dist/cli/myclaw-chunks")
 
-/** esbuild's account of the bundle (the code itself is minified): each output's modules and imports. */
+/** esbuild's account of the bundle: each output's modules and imports. */
 interface Metafile {
   readonly outputs: Readonly<
     Record<string, {
