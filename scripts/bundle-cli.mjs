@@ -4,7 +4,8 @@
 // command path starts much faster than hundreds of modules: the `effect` barrel alone loads every Effect
 // module, the bundle keeps only what is used. The tsc output stays for the library exports.
 //
-//   node scripts/bundle-cli.mjs            # after tsc; prints nothing unless something is wrong
+//   node scripts/bundle-cli.mjs            # after tsc; prints nothing unless something is wrong; writes
+//                                          # dist/cli/myclaw-meta.json (esbuild's metafile) beside the bundle
 //   node scripts/bundle-cli.mjs --analyze  # also the size of each package in the bundle, on stderr
 import * as esbuild from 'esbuild';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -43,6 +44,25 @@ const ownModulesArePure = {
       });
       if (resolved.errors.length > 0 || !resolved.path.startsWith(`${root}dist`)) return undefined;
       return { ...resolved, sideEffects: false };
+    });
+  },
+};
+
+// @effect/platform-node's HTTP server imports its HTTP client (undici, a megabyte of code run when loaded) only for
+// its test layer, which myclaw does not use: the bundled server goes without it, so that `serve` loads undici only
+// on its first outgoing request (or when spans are exported), not before it listens.
+const serverWithoutTestClient = {
+  name: 'server-without-test-client',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@effect[\\/]platform-node[\\/]dist[\\/]esm[\\/]internal[\\/]httpServer\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const withoutClient = source
+        .replace('import * as NodeHttpClient from "../NodeHttpClient.js";\n', '')
+        .replace(/^export const layerTest = [^;]*;$/m, 'export const layerTest = undefined;');
+      if (withoutClient.includes('NodeHttpClient')) {
+        throw new Error(`${args.path}: the HTTP client is used beyond the test layer; update ${import.meta.url}`);
+      }
+      return { contents: withoutClient, loader: 'js' };
     });
   },
 };
@@ -92,13 +112,14 @@ const result = await esbuild.build({
   external,
   // CommonJS dependencies inside an ES module bundle call require() for Node's own modules.
   banner: { js: 'import { createRequire as __myclawRequire } from "node:module"; const require = __myclawRequire(import.meta.url);' },
-  plugins: [ownModulesArePure, inlineVersion, subpathImports],
+  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, subpathImports],
   metafile: true,
   logLevel: 'warning',
   legalComments: 'none',
 });
 
-if (process.argv.includes('--metafile')) writeFileSync('dist/cli/myclaw-meta.json', JSON.stringify(result.metafile));
+// Which modules each chunk holds and what it imports: what the bundle tests check.
+writeFileSync('dist/cli/myclaw-meta.json', JSON.stringify(result.metafile));
 if (process.argv.includes('--analyze')) {
   const sizes = new Map();
   for (const [output, { inputs }] of Object.entries(result.metafile.outputs)) {

@@ -1,7 +1,7 @@
 import { Data, Either } from "effect"
 import type { AuditKind } from "../domain/AuditRecord.js"
 import { auditKinds, isAuditKind, parseAuditTime } from "./AuditArgs.js"
-import { replayUsage } from "./ReplayUsage.js"
+import { helpOrVersion, usage } from "./Usage.js"
 
 export type Command = Data.TaggedEnum<{
   Chat: { readonly message: string; readonly session: string | undefined; readonly json: boolean }
@@ -36,33 +36,7 @@ export const Command = Data.taggedEnum<Command>()
 /** A command line myclaw does not understand; the message says what is wrong and how to fix it. */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
-export const usage = `Usage:
-  myclaw chat "message" [--session ID] [--json]   run one turn and print the answer (or the trace as JSON)
-  myclaw serve                                     start the HTTP server (what npm start runs)
-  myclaw doctor                                    check the configuration and one completion per provider
-  myclaw digest [today|YYYY-MM-DD] [--no-polish]   the day's digest from the audit log
-  myclaw audit verify [--seed FILE]                check the audit log's chains, checkpoints and signatures
-  myclaw audit resume --seed FILE                  continue a restored log whose key is gone, from the seed
-  myclaw audit query [--kind K] [--since DAY|ISO] [--until DAY|ISO] [--sender S] [--limit N] [--json]
-  myclaw backup [--dest DIR]                       a tar.gz of the workspace, with the retention of old ones
-  myclaw budget                                    today's spend, the caps, what remains, when it resets
-  myclaw budget override --until HH:MM --reason "..."   lift the hard cap until HH:MM today (audited)
-  myclaw sessions list | show ID | forget ID       the sessions; one with its turns and cache share; delete
-                                                   one's stored turns and summaries (audited; traces stay)
-  myclaw secrets set NAME                          store a secret, its value read from stdin (audited)
-  myclaw secrets list                              the stored secrets: names and last change, never values
-  myclaw secrets rm NAME                           remove a secret (audited)
-  myclaw plans list | show ID | forget ID          the cached plans the fast path reuses
-${replayUsage}
-  myclaw help, <command> --help                    this text
-  myclaw --version                                 the version
-
-Environment: MYCLAW_HOME (workspace, default ./workspace), MYCLAW_CONFIG (default <workspace>/myclaw.json),
-MYCLAW_HTTP_HOST (default 127.0.0.1), MYCLAW_HTTP_PORT (default 8787), MYCLAW_LOG_LEVEL (default Info),
-MYCLAW_ADMIN_TOKEN (for /metrics and POST /v1/turns), MYCLAW_KEY_DIR (the audit keys, outside the workspace),
-MYCLAW_SECRET_KEY or MYCLAW_SECRET_KEY_FILE (the secret store's key, 32 bytes in hex or base64; by default the
-file ~/.config/myclaw/secret.key, mode 0600, outside the workspace),
-OTEL_EXPORTER_OTLP_ENDPOINT (spans over OTLP/HTTP).`
+export { usage }
 
 const fail = (message: string) => Either.left(new UsageError({ message }))
 
@@ -251,14 +225,10 @@ const parseSecrets = (args: ReadonlyArray<string>): Either.Either<Command, Usage
 export const MAX_LIMIT = 1_000_000
 
 export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, UsageError> => {
+  const quick = helpOrVersion(argv)
+  if (quick !== undefined) return Either.right(quick === "help" ? Command.Help() : Command.Version())
   const [command, ...rest] = argv
-  // `<command> --help` asks for the usage, whatever else the line says.
-  if (rest.includes("--help") || rest.includes("-h")) return Either.right(Command.Help())
   switch (command) {
-    case "--version":
-    case "-V":
-    case "version":
-      return Either.right(Command.Version())
     case "chat":
       return parseChat(rest)
     case "serve":
@@ -287,11 +257,6 @@ export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Command, U
       return rest.length === 0
         ? Either.right(Command.Doctor())
         : fail(`doctor takes no arguments, got ${rest.join(" ")}`)
-    case undefined:
-    case "help":
-    case "--help":
-    case "-h":
-      return Either.right(Command.Help())
     default:
       return fail(`unknown command ${JSON.stringify(command)}`)
   }

@@ -1,6 +1,5 @@
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracerLayer from "@effect/opentelemetry/OtlpTracer"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Config, type Duration, Effect, Layer, Option, Redacted } from "effect"
 import { version } from "../Version.js"
 
@@ -49,10 +48,12 @@ export const TelemetryLive = Layer.unwrapEffect(
     const serviceName = yield* Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("myclaw"))
     const headers = yield* Config.option(Config.redacted("OTEL_EXPORTER_OTLP_HEADERS"))
     yield* Effect.logInfo(`exporting spans over OTLP/HTTP to ${url.value.replace(/\/\/[^/@]*@/, "//")}`)
+    // The HTTP client (undici) is loaded only when spans are exported: a serve without OTLP never loads it.
+    const { layerUndici } = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpClient"))
     return OtlpTracer({
       url: url.value,
       serviceName,
       headers: Option.match(headers, { onNone: () => ({}), onSome: (value) => parseHeaders(Redacted.value(value)) })
-    }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+    }).pipe(Layer.provide(layerUndici))
   })
 )

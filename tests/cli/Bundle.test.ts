@@ -18,6 +18,40 @@ const node = (file: string, args: ReadonlyArray<string>) =>
     )
   })
 
+const chunksDir = NodePath.resolve("dist/cli/myclaw-chunks")
+
+/** esbuild's account of the bundle: each output's modules and imports. */
+interface Metafile {
+  readonly outputs: Readonly<
+    Record<string, {
+      readonly inputs: Readonly<Record<string, unknown>>
+      readonly imports: ReadonlyArray<{ readonly path: string; readonly kind: string; readonly external?: boolean }>
+    }>
+  >
+}
+const metafile = (): Metafile => JSON.parse(NodeFs.readFileSync("dist/cli/myclaw-meta.json", "utf8")) as Metafile
+const outputOf = (file: string) => NodePath.relative(process.cwd(), file).split(NodePath.sep).join("/")
+
+/** The output and every output it imports statically, transitively: what loading it loads. */
+const closure = (meta: Metafile, entry: string): ReadonlySet<string> => {
+  const files = new Set<string>()
+  const visit = (file: string) => {
+    if (files.has(file)) return
+    files.add(file)
+    for (const imported of meta.outputs[file]?.imports ?? []) {
+      if (imported.kind === "import-statement" && imported.external !== true) visit(imported.path)
+    }
+  }
+  visit(entry)
+  return files
+}
+
+/** Whether one of the outputs bundles a module of the package. */
+const bundles = (meta: Metafile, files: ReadonlySet<string>, pkg: RegExp) =>
+  [...files].some((file) =>
+    Object.keys(meta.outputs[file]?.inputs ?? {}).some((input) => new RegExp(`node_modules/${pkg.source}/`).test(input))
+  )
+
 describe("the bundled command line", () => {
   it("the build leaves one entry file and its chunks beside the tsc output", () => {
     assert.isTrue(NodeFs.existsSync(main), `${main} is missing: run npm run build`)
@@ -28,6 +62,27 @@ describe("the bundled command line", () => {
     for (const file of [main, ...chunks.map((name) => NodePath.resolve("dist/cli/myclaw-chunks", name))]) {
       assert.notMatch(NodeFs.readFileSync(file, "utf8"), /from "effect"/, file)
     }
+  })
+
+  it("--help and --version load no Effect: the entry's static imports hold none of its modules", () => {
+    const meta = metafile()
+    const entry = outputOf(main)
+    assert.isFalse(bundles(meta, closure(meta, entry), /(effect|@effect)/))
+    // The check can fail: the command runner, loaded for every other command, holds them.
+    const runner = meta.outputs[entry]!.imports.find((imported) => /\/Cli-[^/]+\.mjs$/.test(imported.path))
+    assert.strictEqual(runner?.kind, "dynamic-import")
+    assert.isTrue(bundles(meta, closure(meta, runner!.path), /effect/))
+  })
+
+  it("serve loads no HTTP client (undici) before it listens; the client's own chunk holds it", () => {
+    const meta = metafile()
+    const chunk = (prefix: string) => {
+      const name = NodeFs.readdirSync(chunksDir).find((file) => file.startsWith(`${prefix}-`))
+      assert.isDefined(name, prefix)
+      return outputOf(NodePath.join(chunksDir, name!))
+    }
+    assert.isFalse(bundles(meta, closure(meta, chunk("Serve")), /undici/))
+    assert.isTrue(bundles(meta, closure(meta, chunk("NodeHttpClient")), /undici/))
   })
 
   it.effect("--version prints the package's version, from the bundle and from bin/myclaw.js", () =>

@@ -38,10 +38,10 @@ const loadedPackages = (entry: string) => {
 
 describe("the MCP client is loaded only when a server is configured", () => {
   it("the CLI and the application graph import no part of the MCP SDK at load time", () => {
-    for (const entry of ["cli/main.ts", "layers/Main.ts", "Myclaw.ts"]) {
+    for (const entry of ["cli/Cli.ts", "layers/Main.ts", "Myclaw.ts"]) {
       const { files, packages } = loadedPackages(entry)
       // The CLI loads each command lazily; the application graph and the library load most of the tree.
-      assert.isAbove(files.size, entry === "cli/main.ts" ? 5 : 20, entry)
+      assert.isAbove(files.size, entry === "cli/Cli.ts" ? 5 : 20, entry)
       assert.deepStrictEqual([...packages].filter((name) => name.startsWith("@modelcontextprotocol/")), [], entry)
       assert.isFalse(files.has(NodePath.join(src, "layers/mcp/McpServersLive.ts")), entry)
     }
