@@ -7,6 +7,7 @@ import { Clock, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
 import { channelKind, forbidden, SessionError, SessionInfo, SessionSummary, SessionTurn } from "../../domain/Session.js"
+import { withSpanWhenTraced } from "../../programs/Spans.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
@@ -73,7 +74,7 @@ export const makeSessionsSql = Effect.gen(function*() {
       sql.insert({ id: sessionId, channel, owner, created_at: at, last_active_at: at })
     } ON CONFLICT (id) DO NOTHING`
 
-  const recordTurn = Effect.fn("Sessions.recordTurn")((turn: Parameters<Sessions["Type"]["recordTurn"]>[0]) =>
+  const recordTurn = (turn: Parameters<Sessions["Type"]["recordTurn"]>[0]) =>
     sql.withTransaction(Effect.gen(function*() {
       yield* createSession(turn.sessionId, channelKind(turn.owner), turn.owner, turn.at)
       const owner = yield* ownerOf(turn.sessionId)
@@ -96,8 +97,10 @@ export const makeSessionsSql = Effect.gen(function*() {
         })
       }`
       yield* sql`UPDATE sessions SET last_active_at = max(last_active_at, ${turn.at}) WHERE id = ${turn.sessionId}`
-    })).pipe(Effect.catchTag("SqlError", ioError(turn.sessionId, "cannot record the turn")))
-  )
+    })).pipe(
+      Effect.catchTag("SqlError", ioError(turn.sessionId, "cannot record the turn")),
+      withSpanWhenTraced("Sessions.recordTurn")
+    )
 
   const addSummary = Effect.fn("Sessions.addSummary")((sessionId: string, summary: SessionSummary) =>
     sql`INSERT OR REPLACE INTO session_summaries ${
@@ -158,7 +161,7 @@ export const makeSessionsSql = Effect.gen(function*() {
   )
 
   return Sessions.of({
-    history: Effect.fn("Sessions.history")(history),
+    history: (sessionId, owner) => withSpanWhenTraced("Sessions.history")(history(sessionId, owner)),
     recordTurn,
     addSummary,
     startNew,

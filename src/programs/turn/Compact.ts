@@ -6,6 +6,7 @@ import { wrapUntrusted } from "../../domain/ToolResultText.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { Sessions } from "../../services/Sessions.js"
+import { withSpanWhenTraced } from "../Spans.js"
 import { conversationOf } from "./Conversation.js"
 import { summaryOf, think } from "./Think.js"
 
@@ -72,7 +73,7 @@ export const truncatedSummary = (previous: string, from: number, to: number, rea
  * later prompts with a note instead (truncation), and the turn goes on. Returns the Thought of the call (for the
  * trace), or why there is none; nothing for a session that needs no summary.
  */
-export const compactSession = Effect.fn("Turn.compactSession")(function*(input: TurnInput, recordRequest: boolean) {
+export const compactSession = Effect.fnUntraced(function*(input: TurnInput, recordRequest: boolean) {
   const sessions = yield* Sessions
   const history = yield* Effect.either(sessions.history(input.sessionId, input.channel))
   // A session that cannot be read is reported by the prompt builder, which reads it next.
@@ -130,4 +131,4 @@ export const compactSession = Effect.fn("Turn.compactSession")(function*(input: 
     thought,
     failure: failure ?? (stored._tag === "Left" ? `the summary could not be stored: ${stored.left.message}` : null)
   }
-})
+}, withSpanWhenTraced("Turn.compactSession"))

@@ -4,6 +4,7 @@ import { isoAt } from "../../domain/Time.js"
 import { countMessageTokens, type TokenCounting } from "../../domain/Tokens.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
+import { withSpanWhenTraced } from "../Spans.js"
 import { summaryOf, think } from "./Think.js"
 
 /** Blocks 6 and 7 (the turn history and the user message) above this many tokens are compressed. */
@@ -43,7 +44,7 @@ const summaryRequest = (work: string): LlmRequest => ({
  * `taintedBy`: the untrusted sources the turn has read (the summary then comes back wrapped as data).
  * Nothing when the messages fit, or when the turn has no history of its own yet.
  */
-export const compactTurn = Effect.fn("Turn.compactTurn")(function*(
+export const compactTurn = Effect.fnUntraced(function*(
   messages: ReadonlyArray<Message>,
   options: {
     readonly counting: TokenCounting
@@ -76,4 +77,4 @@ export const compactTurn = Effect.fn("Turn.compactTurn")(function*(
     { role: "user", content: `${user.content}\n\n[What has been done so far for this request, summarised]\n${summary}` }
   ]
   return { thought, failure, messages: squeezed }
-})
+}, withSpanWhenTraced("Turn.compactTurn"))
