@@ -19,7 +19,9 @@ import { acquireWriterLock, awaitTaker, handoffRequested } from "./WriterLock.js
  *
  * Writing happens in sessions: the first append takes the folder's lock and reads where every chain, the
  * key and the checkpoints stand (cutting a torn last line); after `IDLE_MS` without appends the session ends
- * and the lock is released, so that another myclaw process (a CLI command next to `serve`) can write too.
+ * and the lock is released, so that another myclaw process (a CLI command next to `serve`) can write too. A
+ * process waiting for the lock (`writer.wait`) is let in after the batch being written, or at the next
+ * release tick when no batch comes.
  */
 export type Job =
   | { readonly _tag: "Append"; readonly record: AuditRecord; readonly done: Deferred.Deferred<void, AuditError> }
@@ -202,8 +204,13 @@ export const makeWriter = (options: WriterOptions) =>
         if (what === "epoch") s.key = yield* keys.advance(s.key, epochOf(now))
         if (what === "checkpoint" && s.sinceCheckpoint > 0) yield* checkpoint(s, "interval", now)
         if (what === "release") {
+          // Idle, or asked for by another process: a writer between batches lets the folder go as well, so a
+          // waiting process takes its turn within one tick even when this one has nothing left to append.
           if (now - s.lastBatchAt >= IDLE_MS) yield* close(s)
-          else yield* options.arm("release")
+          else if (handoffRequested(auditDir)) {
+            yield* close(s)
+            yield* awaitTaker(auditDir)
+          } else yield* options.arm("release")
         }
       }).pipe(Effect.catchAll((error) => Effect.logError(`audit: ${what}: ${error.message}`)))
 

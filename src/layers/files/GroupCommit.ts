@@ -1,10 +1,10 @@
-import { Deferred, Effect, Queue } from "effect"
+import { Chunk, Deferred, Effect, Fiber, Queue } from "effect"
 
 /**
  * One writer fiber behind a queue (group commit): callers offer jobs; the fiber takes everything queued as
  * one batch and runs `step` on it, uninterruptibly, so a batch is written whole or reported failed, and one
- * sync can cover every job of the batch. When the scope closes, the fiber stops, whatever is still queued is
- * written by a last drain, then `shutdown` runs; a job offered after that is refused.
+ * sync can cover every job of the batch. When the scope closes, the fiber stops after its batch, whatever is
+ * still queued is written by a last drain, then `shutdown` runs; a job offered after that is refused.
  */
 export interface GroupCommit<J> {
   /** Queues a job; false when the writer has closed (nothing was queued). */
@@ -19,6 +19,10 @@ export interface GroupCommit<J> {
   ) => Effect.Effect<A, E>
 }
 
+/** Queued by the close of the scope: the writer fiber ends once it has taken it. */
+const STOP: unique symbol = Symbol("GroupCommit/stop")
+type Item<J> = J | typeof STOP
+
 export interface GroupCommitOptions<J> {
   readonly step: (batch: ReadonlyArray<J>) => Effect.Effect<void>
   readonly shutdown?: Effect.Effect<void>
@@ -28,22 +32,39 @@ export interface GroupCommitOptions<J> {
 
 export const makeGroupCommit = <J>(options: GroupCommitOptions<J>) =>
   Effect.gen(function*() {
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<J>(), Queue.shutdown)
+    const queue = yield* Effect.acquireRelease(Queue.unbounded<Item<J>>(), Queue.shutdown)
     const maxBatch = options.maxBatch ?? 10_000
-    const drain: Effect.Effect<void> = Effect.flatMap(
-      Queue.takeAll(queue),
-      (rest) => rest.length === 0 ? Queue.shutdown(queue) : Effect.zipRight(options.step([...rest]), drain)
-    )
-    // Finalizers run in reverse: the fiber is interrupted between batches first, then the last drain writes
-    // what is still queued and closes the queue, then the owner's shutdown runs.
-    yield* Effect.addFinalizer(() => Effect.zipRight(drain, options.shutdown ?? Effect.void))
-    // Taking and writing are one region: an interrupt may stop the wait for jobs, never drop jobs already taken
-    // (their callers would wait for ever).
-    yield* Effect.forkScoped(Effect.forever(
-      Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(restore(Queue.takeBetween(queue, 1, maxBatch)), (jobs) => options.step([...jobs]))
+    const jobsOf = (items: Iterable<Item<J>>) => {
+      const jobs: Array<J> = []
+      for (const item of items) if (item !== STOP) jobs.push(item)
+      return jobs
+    }
+    const drain: Effect.Effect<void> = Effect.flatMap(Queue.takeAll(queue), (items) => {
+      const rest = jobsOf(items)
+      return items.length === 0 ? Queue.shutdown(queue) : Effect.zipRight(
+        rest.length === 0 ? Effect.void : options.step(rest),
+        drain
       )
-    ))
+    })
+    // The writer fiber stops when it takes STOP, never by interruption: an interrupt that reaches it while a
+    // step runs a finalizer (a file or a lock released) can be lost, when that step had joined a fiber that was
+    // interrupted, and the fiber would then wait for jobs for ever, holding up the close of the scope.
+    const loop: Effect.Effect<void> = Effect.flatMap(Queue.takeBetween(queue, 1, maxBatch), (items) => {
+      const jobs = jobsOf(items)
+      const stopped = jobs.length < Chunk.size(items)
+      return Effect.zipRight(
+        jobs.length === 0 ? Effect.void : options.step(jobs),
+        stopped ? Effect.void : Effect.suspend(() => loop)
+      )
+    })
+    // Finalizers run in reverse: the fiber is told to stop and ends after the batch it is writing (and the jobs
+    // taken with STOP), then the last drain writes what is still queued and closes the queue, then the owner's
+    // shutdown runs.
+    yield* Effect.addFinalizer(() => Effect.zipRight(drain, options.shutdown ?? Effect.void))
+    // Taking and writing are uninterruptible: jobs already taken are never dropped (their callers would wait
+    // for ever).
+    const fiber = yield* Effect.forkDaemon(Effect.uninterruptible(loop))
+    yield* Effect.addFinalizer(() => Effect.zipRight(Queue.offer(queue, STOP), Fiber.await(fiber)))
 
     // Checked and offered in one synchronous stretch: a job is either taken by the last drain or refused.
     const offer = (job: J) =>

@@ -1,11 +1,11 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Logger, LogLevel } from "effect"
+import { Effect, Logger, LogLevel, TestClock } from "effect"
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { bootId, LOCK_FILE, processStart } from "../../../src/layers/audit/WriterLock.js"
-import { joinSteppingClock, makeDirs, nowIso, openLog, startAt, trace } from "./support.js"
+import { bootId, LOCK_FILE, processStart, WAIT_FILE } from "../../../src/layers/audit/WriterLock.js"
+import { breaks, joinSteppingClock, makeDirs, nowIso, openLog, settle, startAt, trace } from "./support.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
 
@@ -101,5 +101,29 @@ layer(NodeContext.layer)("writer lock", (it) => {
       NodeFs.writeFileSync(lock, JSON.stringify({ pid: 1, token: "someone-else" }) + "\n")
       yield* close
       assert.isTrue(NodeFs.existsSync(lock))
+    }).pipe(quiet))
+})
+
+layer(NodeContext.layer)("writer lock handoff", (it) => {
+  it.scoped("a writer between batches lets the folder go within its release tick when another process waits", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      const { log } = yield* openLog(dirs)
+      const lock = NodePath.join(dirs.auditDir, LOCK_FILE)
+      const wait = NodePath.join(dirs.auditDir, WAIT_FILE)
+      yield* log.append(trace(yield* nowIso, 1))
+      yield* TestClock.adjust("200 millis")
+      yield* log.append(trace(yield* nowIso, 2))
+      assert.isTrue(NodeFs.existsSync(lock))
+      // Another process asks for the folder while this one is between batches, not idle yet.
+      NodeFs.writeFileSync(wait, "1\n")
+      yield* TestClock.adjust("60 millis")
+      yield* settle(log)
+      assert.isFalse(NodeFs.existsSync(lock), "the folder is let go at the release tick, not only when idle")
+      assert.isFalse(NodeFs.existsSync(wait), "the request is consumed")
+      yield* log.append(trace(yield* nowIso, 3))
+      assert.isTrue(NodeFs.existsSync(lock), "the next append takes it again")
+      assert.deepStrictEqual(breaks(yield* log.verifyIntegrity()), [])
     }).pipe(quiet))
 })
