@@ -86,7 +86,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       Effect.gen(function*() {
         const handle = yield* handleFor(file)
         yield* Effect.tryPromise({
-          try: () => handle.appendFile(lines),
+          try: () => writeAll(handle, Buffer.from(lines)),
           catch: ioError(file, "cannot append the trace")
         }).pipe(
           // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
@@ -174,6 +174,18 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       list: (filter) => Effect.map(listTraces(dir, filter), (listed) => listed.traces)
     })
   })
+
+/**
+ * Writes every byte of `bytes` at the end of a file opened to append: one write call in the usual case (about
+ * half the cost of `appendFile`, which goes through the generic file-writing path), more if one comes back short.
+ */
+const writeAll = async (handle: NodeFs.FileHandle, bytes: Buffer) => {
+  let offset = 0
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset)
+    offset += bytesWritten
+  }
+}
 
 /**
  * Cuts a last line without its newline (a write cut short by a crash) off the end of `file` and appends it to
