@@ -43,7 +43,13 @@ export const ThoughtStep = Schema.Struct({
   model: Schema.String,
   /** The provider that answered, e.g. `openai:gpt-4o`; `model` is what it reported. */
   provider: Schema.String,
+  /** The tier whose provider answered. */
   tier: Tier,
+  /**
+   * The tier the request asked for, when it is not the one that answered (a tier with no provider borrows the
+   * other's); absent when they are the same, and in traces recorded before it was kept.
+   */
+  requested_tier: Schema.optional(Tier),
   prompt_tokens: Schema.Number,
   cached_tokens: Schema.Number,
   response_tokens: Schema.Number,
@@ -124,22 +130,43 @@ export const BudgetRead = Schema.Struct({
 })
 export type BudgetRead = typeof BudgetRead.Type
 
+/** A past turn of the session as a replay gives it back. */
+const RecordedTurn = Schema.Struct({
+  user_message: Schema.String,
+  final_response: Schema.NullOr(Schema.String),
+  /** The untrusted sources that tainted that turn, and when it answered: its answer comes back wrapped. */
+  tainted_by: Schema.optional(Schema.Array(Schema.String)),
+  answered_at: Schema.optional(Schema.String)
+})
+
+/** A summary of the session's older turns, and the untrusted sources behind it. */
+const RecordedSummary = Schema.Struct({ text: Schema.String, tainted_by: Schema.Array(Schema.String) })
+
 /**
- * What a replay needs beyond the steps: the ids the turn drew, the session history its prompt held, and each
- * budget status it read, in order.
+ * The session as the summary made on entering the turn read it, before it ran: the conversation's turns, each
+ * with its number in the session (the summary request names them), and the previous summary; and, when the
+ * summary call failed, its error (encoded as `metadata.error` encodes a failed Thought), since a failed call
+ * leaves no step. A replay serves this history until the replayed summary is added, then the compacted one.
+ */
+export const CompactionRecord = Schema.Struct({
+  turns: Schema.Array(Schema.Struct({ seq: Schema.Number, ...RecordedTurn.fields })),
+  summary: Schema.optional(RecordedSummary),
+  error: Schema.optional(Schema.Unknown)
+})
+export type CompactionRecord = typeof CompactionRecord.Type
+
+/**
+ * What a replay needs beyond the steps: the ids the turn drew, the session history its prompt held, each budget
+ * status it read, in order, and what the summary of the session's older turns read, when the turn made one.
  */
 export const ReplayRecord = Schema.Struct({
   ids: Schema.Array(DrawnId),
-  history: Schema.Array(Schema.Struct({
-    user_message: Schema.String,
-    final_response: Schema.NullOr(Schema.String),
-    /** The untrusted sources that tainted that turn, and when it answered: its answer comes back wrapped. */
-    tainted_by: Schema.optional(Schema.Array(Schema.String)),
-    answered_at: Schema.optional(Schema.String)
-  })),
-  /** The summary of the session's older turns the prompt held, and the untrusted sources behind it. */
-  summary: Schema.optional(Schema.Struct({ text: Schema.String, tainted_by: Schema.Array(Schema.String) })),
-  budget: Schema.optional(Schema.Array(BudgetRead))
+  history: Schema.Array(RecordedTurn),
+  /** The summary of the session's older turns the prompt held. */
+  summary: Schema.optional(RecordedSummary),
+  budget: Schema.optional(Schema.Array(BudgetRead)),
+  /** Absent when the turn made no summary of its session (and in traces recorded before it was kept). */
+  compaction: Schema.optional(CompactionRecord)
 })
 export type ReplayRecord = typeof ReplayRecord.Type
 

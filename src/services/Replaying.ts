@@ -2,6 +2,7 @@ import { Effect, FiberRef } from "effect"
 import { argsHash } from "../domain/ArgsHash.js"
 import type { ApprovalRecord, BudgetRead, ExecutionTrace, ThoughtStep } from "../domain/ExecutionTrace.js"
 import { makeReplayProbe, type ReplayProbe } from "../domain/ReplayProbe.js"
+import type { SessionSummary } from "../domain/Session.js"
 import type { ToolResult } from "../domain/ToolCall.js"
 import type { IdKind } from "./IdGenerator.js"
 
@@ -35,6 +36,13 @@ export interface ReplaySession {
   /** The budget statuses the turn read, still to be read (the last stays). */
   readonly budgetReads: Array<BudgetRead>
   readonly results: Array<{ readonly tool: string; readonly hash: string; readonly result: ToolResult }>
+  /**
+   * The summary this replay added to the replayed session (never stored): from then on the session's history is
+   * the compacted one, as it was for the recorded turn's prompt.
+   */
+  summaryAdded: SessionSummary | null
+  /** The recorded failure of the summary call made on entering the turn, until that call fails with it. */
+  compactionFailure: unknown
 }
 
 export const makeReplaySession = (recorded: ExecutionTrace, options: ToolReplayOptions): ReplaySession => {
@@ -63,7 +71,9 @@ export const makeReplaySession = (recorded: ExecutionTrace, options: ToolReplayO
     extraIds: new Map(),
     approvals,
     budgetReads: [...(recorded.replay?.budget ?? [])],
-    results
+    results,
+    summaryAdded: null,
+    compactionFailure: recorded.replay?.compaction?.error
   }
 }
 

@@ -4,6 +4,7 @@ import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import type { RequestMismatch } from "../../domain/ReplayProbe.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
+import { SUMMARISER_BLOCK } from "../../programs/turn/Compact.js"
 import { Llm } from "../../services/Llm.js"
 import { currentReplay } from "../../services/Replaying.js"
 
@@ -25,7 +26,8 @@ const mismatchOf = (thought: number, step: ThoughtStep, request: LlmRequest): Re
   const replayed = fingerprintRequest(request)
   const recorded = step.request_hash
   const parts: Array<RequestMismatch["parts"][number]> = []
-  if (request.tier !== step.tier) parts.push("tier")
+  // The tier asked for: the one that answered, unless it borrowed the other tier's provider.
+  if (request.tier !== (step.requested_tier ?? step.tier)) parts.push("tier")
   if (recorded === undefined || recorded.system !== replayed.system) parts.push("system")
   if (recorded === undefined || recorded.messages !== replayed.messages) parts.push("messages")
   if (recorded === undefined || recorded.tools !== replayed.tools) parts.push("tools")
@@ -44,7 +46,8 @@ const mismatchOf = (thought: number, step: ThoughtStep, request: LlmRequest): Re
  * The model of a replay: each Thought is answered with the recorded one, after the request is checked against
  * the recorded fingerprint (a difference goes to the probe; the recorded answer is still given, so the replay
  * goes on to show what follows). A recorded failure after the last Thought fails the same way; a Thought beyond
- * the recording fails as a bad response. No provider is called and nothing is spent.
+ * the recording fails as a bad response. The summary call that failed on entering the recorded turn (it left no
+ * Thought) fails with the recorded error. No provider is called and nothing is spent.
  */
 export const LlmReplay = Layer.succeed(
   Llm,
@@ -52,6 +55,18 @@ export const LlmReplay = Layer.succeed(
     generate: (request: LlmRequest) =>
       Effect.flatMap(currentReplay, (session): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
         const { probe, recorded, thoughts } = session
+        // The session's summary is the turn's first call: one that failed when recorded fails the same way.
+        if (session.compactionFailure !== undefined && request.system[0]?.name === SUMMARISER_BLOCK) {
+          const failure = decodeFailure(session.compactionFailure)
+          session.compactionFailure = undefined
+          return Effect.fail(
+            Either.isRight(failure) ? failure.right : new LlmError({
+              reason: "BadResponse",
+              provider: "replay",
+              message: "the recorded failure of the summary call cannot be read"
+            })
+          )
+        }
         const index = session.nextThought++
         const step = thoughts[index]
         if (step === undefined) {

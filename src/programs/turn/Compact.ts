@@ -1,4 +1,6 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
+import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
+import type { CompactionRecord } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
 import type { SessionSummary, SessionTurn } from "../../domain/Session.js"
 import { isoAt } from "../../domain/Time.js"
@@ -8,7 +10,7 @@ import { IdGenerator } from "../../services/IdGenerator.js"
 import { Sessions } from "../../services/Sessions.js"
 import { withSpanWhenTraced } from "../Spans.js"
 import { conversationOf } from "./Conversation.js"
-import { summaryOf, think } from "./Think.js"
+import { summaryOf, think, type Thought } from "./Think.js"
 
 /** A session whose verbatim history holds this many turns has its older turns summarised before the next. */
 export const SUMMARISE_AT = 20
@@ -35,13 +37,35 @@ export const SUMMARISER_INSTRUCTIONS = [
   "pleasantries. If a previous summary is given, fold it in. Write 200 to 400 tokens of plain prose."
 ].join("\n")
 
+/** The name of the system block of a summary request. */
+export const SUMMARISER_BLOCK = "summariser"
+
 /** The summariser's request: instructions as the system block, the history as one user message of data. */
 export const summaryRequest = (conversation: string): LlmRequest => ({
   tier: "local-fast",
-  system: [{ name: "summariser", text: SUMMARISER_INSTRUCTIONS, stable: true }],
+  system: [{ name: SUMMARISER_BLOCK, text: SUMMARISER_INSTRUCTIONS, stable: true }],
   messages: [{ role: "user", content: conversation }],
   tools: [],
   maxTokens: SUMMARY_MAX_TOKENS
+})
+
+const encodeFailure = Schema.encodeSync(Schema.Union(LlmError, BudgetExceeded))
+
+/** What the compaction read, before it ran, and how its call failed (a replay serves and fails it the same). */
+const compactionRecord = (
+  summary: SessionSummary | null,
+  turns: ReadonlyArray<SessionTurn>,
+  thought: Thought
+): CompactionRecord => ({
+  turns: turns.map((turn) => ({
+    seq: turn.seq,
+    user_message: turn.user_message,
+    final_response: turn.final_response,
+    ...(turn.tainted_by.length === 0 ? {} : { tainted_by: turn.tainted_by }),
+    ...(turn.answered_at === null ? {} : { answered_at: turn.answered_at })
+  })),
+  ...(summary === null ? {} : { summary: { text: summary.text, tainted_by: summary.tainted_by } }),
+  ...(thought._tag === "Failed" ? { error: encodeFailure(thought.error) } : {})
 })
 
 const taintOf = (summary: SessionSummary | null, turns: ReadonlyArray<SessionTurn>): ReadonlyArray<string> => [
@@ -71,7 +95,7 @@ export const truncatedSummary = (previous: string, from: number, to: number, rea
  * on local-fast (the previous summary folded in) and the summary is stored; the originals stay stored. Only the
  * conversation counts: turns before the last `/new` (and the summary of them) and rule answers are not in it. The call goes through the budget like any other; when it fails, the older turns are dropped from
  * later prompts with a note instead (truncation), and the turn goes on. Returns the Thought of the call (for the
- * trace), or why there is none; nothing for a session that needs no summary.
+ * trace), or why there is none, and what it read (for a replay); nothing for a session that needs no summary.
  */
 export const compactSession = Effect.fnUntraced(function*(input: TurnInput, recordRequest: boolean) {
   const sessions = yield* Sessions
@@ -129,6 +153,7 @@ export const compactSession = Effect.fnUntraced(function*(input: TurnInput, reco
   )
   return {
     thought,
+    record: compactionRecord(summary, turns, thought),
     failure: failure ?? (stored._tag === "Left" ? `the summary could not be stored: ${stored.left.message}` : null)
   }
 }, withSpanWhenTraced("Turn.compactSession"))

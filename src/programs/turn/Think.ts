@@ -22,6 +22,7 @@ const thoughtStep = (
   model: response.model,
   provider: response.provider,
   tier: response.tier,
+  ...(request.tier === response.tier ? {} : { requested_tier: request.tier }),
   prompt_tokens: response.usage.input,
   cached_tokens: response.usage.cached,
   response_tokens: response.usage.output,

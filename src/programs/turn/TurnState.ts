@@ -2,6 +2,7 @@ import { DateTime } from "effect"
 import {
   type ActionStep,
   type BudgetRead,
+  type CompactionRecord,
   type DrawnId,
   type ExecutionTrace,
   type Outcome,
@@ -54,6 +55,8 @@ export interface TurnState {
   readonly history: NonNullable<ExecutionTrace["replay"]>["history"]
   /** The summary of older turns the prompt held. */
   readonly summary: NonNullable<ExecutionTrace["replay"]>["summary"]
+  /** What the summary of the session's older turns read on entering the turn, when it made one. */
+  readonly compaction: CompactionRecord | undefined
   readonly steps: ReadonlyArray<TraceStep>
   readonly costUsd: number
   readonly invalidStreak: number
@@ -74,6 +77,7 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   messages: [],
   history: [],
   summary: undefined,
+  compaction: undefined,
   steps: [],
   costUsd: 0,
   invalidStreak: 0,
@@ -113,11 +117,12 @@ export const thought = (state: TurnState, step: ThoughtStep, response: LlmRespon
 /** The summary of the session's older turns made on entering this turn: its Thought, or why it failed. */
 export const compacted = (
   state: TurnState,
-  summary: { readonly thought: Thought; readonly failure: string | null }
+  summary: { readonly thought: Thought; readonly failure: string | null; readonly record: CompactionRecord }
 ): TurnState => {
-  const next = summary.thought._tag === "Answered"
+  const answered = summary.thought._tag === "Answered"
     ? thought(state, summary.thought.step, summary.thought.response)
     : state
+  const next = { ...answered, compaction: summary.record }
   return summary.failure === null ? next : withMetadata(next, "summary_failed", summary.failure)
 }
 
@@ -208,7 +213,8 @@ export const toTrace = (
     ids: drawnIds.slice(),
     history: state.history,
     ...(state.summary === undefined ? {} : { summary: state.summary }),
-    budget: budgetReads.slice()
+    budget: budgetReads.slice(),
+    ...(state.compaction === undefined ? {} : { compaction: state.compaction })
   },
   ...(state.route === null ? {} : { path: state.route.path, path_reason: state.route.reason })
 })
