@@ -120,6 +120,27 @@ const sweepAtStart = (core: BudgetCore) =>
       )).pipe(Effect.catchTag("BudgetStoreError", (error) => Effect.logError(`budget: ${error.message}`)))
 
 /**
+ * How the budget database is made durable, following the audit log's `fsync`, the durability every record of
+ * spending already has: under `always`, SQLite syncs every transaction (two per model call); under `batch`,
+ * no transaction waits for the disk and the file is synced within `syncEveryMs` of a change. A crash of
+ * myclaw loses nothing either way (the system holds what was written); a power loss under `batch` may lose the
+ * last changes or leave the file corrupt, and a corrupt database is moved aside and rebuilt from the audit log.
+ */
+export const budgetDurability = (config: AppConfig) =>
+  config.audit.fsync === "always"
+    ? { synchronous: "FULL", syncEveryMs: null }
+    : { synchronous: "OFF", syncEveryMs: 200 } as const
+
+const syncFile = async (file: string) => {
+  const handle = await NodeFs.open(file, "r")
+  try {
+    await handle.datasync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
  * The budget in `<workspace>/.state/budget.sqlite`, shared by every process of the workspace (the service, CLI
  * turns, the digest): every change is one write transaction, so the hard cap holds across them. A new database
  * starts from budget.json's counters when it holds today's (the file is then renamed `budget.json.imported`),
@@ -173,9 +194,28 @@ export const BudgetLive = Layer.scoped(
         }
       }
     }
+    const durability = budgetDurability(config)
+    let unsynced = false
+    if (durability.syncEveryMs !== null) {
+      yield* Effect.orDie(sql.unsafe(`PRAGMA synchronous = ${durability.synchronous}`))
+      const syncNow = Effect.suspend(() => {
+        if (!unsynced) return Effect.void
+        unsynced = false
+        return io(files.database, "cannot sync", () => syncFile(files.database)).pipe(
+          Effect.catchAll((error) => Effect.logError(`budget: ${error.message}`))
+        )
+      })
+      yield* Effect.addFinalizer(() => syncNow)
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(durability.syncEveryMs), syncNow)))
+    }
     const core = yield* makeBudgetCore(
       settings,
-      makeSqliteStore(sql, files.database, Clock.currentTimeMillis, { readonly: false }),
+      makeSqliteStore(sql, files.database, Clock.currentTimeMillis, {
+        readonly: false,
+        changed: () => {
+          unsynced = true
+        }
+      }),
       `${process.pid}.${NodeCrypto.randomBytes(4).toString("hex")}:`
     )
     yield* sweepAtStart(core)

@@ -85,7 +85,8 @@ export const openBudgetDatabase = (file: string, options: { readonly readonly: b
 const immediate = <A, E, R, E2>(
   sql: SqlClient.SqlClient,
   effect: Effect.Effect<A, E, R>,
-  onLockError: (error: SqlError.SqlError) => E2
+  onLockError: (error: SqlError.SqlError) => E2,
+  onCommitted: () => void = () => undefined
 ) =>
   Effect.scoped(
     Effect.gen(function*() {
@@ -98,6 +99,8 @@ const immediate = <A, E, R, E2>(
           yield* Effect.ignore(conn.executeUnprepared("ROLLBACK", [], undefined))
           return yield* Effect.fail(onLockError(committed.left))
         }
+        // Still holding the connection: no other transaction of this client has started.
+        onCommitted()
         return exit.value
       }
       yield* Effect.ignore(conn.executeUnprepared("ROLLBACK", [], undefined))
@@ -208,13 +211,17 @@ export const makeSqliteStore = (
   sql: SqlClient.SqlClient,
   file: string,
   now: Effect.Effect<number>,
-  options: { readonly readonly: boolean }
+  options: { readonly readonly: boolean; readonly changed?: () => void }
 ): BudgetStore => {
   let kept:
     | { readonly version: number; readonly day: string; readonly state: BudgetState; readonly at: number }
     | undefined
   // Bumped by every change of this store: a read that overlapped one does not keep what it read.
   let changes = 0
+  // The state this store's last committed change left, with the connection's data_version then (which other
+  // connections' commits change, and this one's do not).
+  type Committed = { readonly version: number; readonly day: string; readonly state: BudgetState }
+  let committed: Committed | undefined
   const dataVersion = Effect.map(
     sql<{ data_version: number }>`PRAGMA data_version`,
     (rows) => rows[0]?.data_version ?? -1
@@ -246,25 +253,45 @@ export const makeSqliteStore = (
       ? Effect.fail(
         new BudgetStoreError({ path: file, reason: "ReadOnly", message: "this command only reads the budget" })
       )
-      : immediate(
-        sql,
-        Effect.gen(function*() {
-          changes++
-          kept = undefined
-          const before = yield* load(sql, day).pipe(Effect.mapError(storeError(file, "cannot read the budget")))
-          const [result, after] = yield* f(before)
-          if (after !== null) {
-            yield* write(sql, before, after, yield* now).pipe(
-              Effect.mapError(storeError(file, "cannot write the budget"))
-            )
+      : Effect.suspend(() => {
+        let left: Committed | undefined
+        return immediate(
+          sql,
+          Effect.gen(function*() {
+            changes++
+            kept = undefined
+            // Under the write lock: when no other connection committed since this store's last change, the state
+            // it left is the database's, and is not read again.
+            const version = yield* dataVersion.pipe(Effect.mapError(storeError(file, "cannot read the budget")))
+            const mine = committed
+            committed = undefined
+            const before = mine !== undefined && mine.version === version && mine.day === day
+              ? mine.state
+              : yield* load(sql, day).pipe(Effect.mapError(storeError(file, "cannot read the budget")))
+            const [result, after] = yield* f(before)
+            if (after !== null) {
+              yield* write(sql, before, after, yield* now).pipe(
+                Effect.mapError(storeError(file, "cannot write the budget"))
+              )
+            }
+            // Kept only once the transaction commits; a failure leaves nothing kept.
+            left = { version, day, state: after ?? before }
+            return result
+          }),
+          storeError(file, "cannot lock the budget"),
+          () => {
+            committed = left
           }
-          return result
-        }),
-        storeError(file, "cannot lock the budget")
-      ).pipe(Effect.ensuring(Effect.sync(() => {
-        changes++
-        kept = undefined
-      })))
+        ).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            changes++
+            // What this change committed is what the next read gets, once it has checked (one PRAGMA) that no
+            // other connection committed since: kept, but not fresh.
+            kept = left !== undefined && committed === left ? { ...left, at: Number.NEGATIVE_INFINITY } : undefined
+            options.changed?.()
+          }))
+        )
+      })
 
   return { read, update }
 }
