@@ -147,6 +147,14 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
     traces: { fsync, recordRequests: false },
     audit: { fsync },
     plans: { enabled: false, autopath: false, similarity: 0.6 },
+    // PRICED=1 prices the fake model, so that every call reserves its worst case and settles its cost in the
+    // budget store (two write transactions); unpriced, a call costs nothing and is decided on a read.
+    ...(process.env.PRICED === '1'
+      ? {
+          pricing: { [MODEL]: { inputPerMTok: 1, cachedInputPerMTok: 0.1, outputPerMTok: 2 } },
+          budget: { softCapEur: 1_000_000, hardCapEur: 2_000_000, timeZone: 'UTC' },
+        }
+      : {}),
   });
   const ConfigBench = M.MyclawConfigFixed(config);
   const WorkspaceBench = Layer.effect(M.Workspace, M.makeWorkspace(workspace));
