@@ -25,6 +25,15 @@ const ReservationRow = Schema.Struct({ id: Schema.String, eur: Schema.Number, re
 const decodeDays = Schema.decodeUnknown(Schema.Array(DayRow))
 const decodeReservations = Schema.decodeUnknown(Schema.Array(ReservationRow))
 
+/**
+ * Runs one statement with its parameters: on the transaction's connection itself (a prepared statement from its
+ * cache, no statement compiled and no span per statement), or through the client.
+ */
+type Run = (
+  text: string,
+  params: ReadonlyArray<string | number | null>
+) => Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>
+
 const storeError = (file: string, what: string) => (cause: SqlError.SqlError | unknown) =>
   new BudgetStoreError({
     path: file,
@@ -84,7 +93,7 @@ export const openBudgetDatabase = (file: string, options: { readonly readonly: b
  */
 const immediate = <A, E, R, E2>(
   sql: SqlClient.SqlClient,
-  effect: Effect.Effect<A, E, R>,
+  effect: (run: Run) => Effect.Effect<A, E, R>,
   onLockError: (error: SqlError.SqlError) => E2,
   onCommitted: () => void = () => undefined
 ) =>
@@ -92,7 +101,10 @@ const immediate = <A, E, R, E2>(
     Effect.gen(function*() {
       const conn = yield* Effect.mapError(sql.reserve, onLockError)
       yield* Effect.mapError(conn.executeUnprepared("BEGIN IMMEDIATE", [], undefined), onLockError)
-      const exit = yield* Effect.exit(Effect.provideService(effect, SqlClient.TransactionConnection, [conn, 0]))
+      const run: Run = (text, params) => conn.execute(text, params, undefined)
+      const exit = yield* Effect.exit(
+        Effect.provideService(effect(run), SqlClient.TransactionConnection, [conn, 0])
+      )
       if (Exit.isSuccess(exit)) {
         const committed = yield* Effect.either(conn.executeUnprepared("COMMIT", [], undefined))
         if (committed._tag === "Left") {
@@ -117,45 +129,52 @@ export const initBudgetDatabase = (
 ) =>
   immediate(
     sql,
-    Effect.gen(function*() {
-      const [version] = yield* sql<{ user_version: number }>`PRAGMA user_version`
-      if ((version?.user_version ?? 0) >= SCHEMA_VERSION) return false
-      yield* sql`CREATE TABLE IF NOT EXISTS budget_days (
+    () =>
+      Effect.gen(function*() {
+        const [version] = yield* sql<{ user_version: number }>`PRAGMA user_version`
+        if ((version?.user_version ?? 0) >= SCHEMA_VERSION) return false
+        yield* sql`CREATE TABLE IF NOT EXISTS budget_days (
         day TEXT PRIMARY KEY,
         spent_eur REAL NOT NULL CHECK (spent_eur >= 0),
         override_until INTEGER,
         soft_notice_given INTEGER NOT NULL,
         updated_at INTEGER NOT NULL
       )`
-      yield* sql`CREATE TABLE IF NOT EXISTS budget_reservations (
+        yield* sql`CREATE TABLE IF NOT EXISTS budget_reservations (
         id TEXT PRIMARY KEY,
         eur REAL NOT NULL CHECK (eur >= 0),
         reserved_at INTEGER NOT NULL
       )`
-      yield* sql`CREATE TABLE IF NOT EXISTS budget_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
-      const { today, origin } = yield* seed
-      yield* sql`INSERT OR REPLACE INTO budget_days ${
-        sql.insert({
-          day: today.day,
-          spent_eur: today.spentEur,
-          override_until: today.overrideUntil,
-          soft_notice_given: today.softNoticeGiven ? 1 : 0,
-          updated_at: now
-        })
-      }`
-      yield* sql`INSERT OR REPLACE INTO budget_meta ${sql.insert({ key: "origin", value: origin })}`
-      yield* sql.unsafe(`PRAGMA user_version = ${SCHEMA_VERSION}`)
-      return true
-    }),
+        yield* sql`CREATE TABLE IF NOT EXISTS budget_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
+        const { today, origin } = yield* seed
+        yield* sql`INSERT OR REPLACE INTO budget_days ${
+          sql.insert({
+            day: today.day,
+            spent_eur: today.spentEur,
+            override_until: today.overrideUntil,
+            soft_notice_given: today.softNoticeGiven ? 1 : 0,
+            updated_at: now
+          })
+        }`
+        yield* sql`INSERT OR REPLACE INTO budget_meta ${sql.insert({ key: "origin", value: origin })}`
+        yield* sql.unsafe(`PRAGMA user_version = ${SCHEMA_VERSION}`)
+        return true
+      }),
     storeError(file, "cannot lock the budget")
   ).pipe(
     Effect.catchTag("SqlError", (error) => Effect.fail(storeError(file, "cannot create the budget tables")(error)))
   )
 
-const load = (sql: SqlClient.SqlClient, day: string) =>
+const load = (run: Run, day: string) =>
   Effect.gen(function*() {
-    const days = yield* Effect.flatMap(sql`SELECT * FROM budget_days WHERE day = ${day}`, decodeDays)
-    const rows = yield* Effect.flatMap(sql`SELECT id, eur, reserved_at FROM budget_reservations`, decodeReservations)
+    const days = yield* Effect.flatMap(
+      run("SELECT day, spent_eur, override_until, soft_notice_given FROM budget_days WHERE day = ?", [day]),
+      decodeDays
+    )
+    const rows = yield* Effect.flatMap(
+      run("SELECT id, eur, reserved_at FROM budget_reservations", []),
+      decodeReservations
+    )
     const found = days[0]
     const today: BudgetDay = found === undefined ? freshDay(day) : {
       day,
@@ -170,31 +189,32 @@ const load = (sql: SqlClient.SqlClient, day: string) =>
   })
 
 /** Writes what changed between `before` and `after`: the day's row, reservations added and removed. */
-const write = (sql: SqlClient.SqlClient, before: BudgetState, after: BudgetState, now: number) =>
+const write = (run: Run, before: BudgetState, after: BudgetState, now: number) =>
   Effect.gen(function*() {
     const { today } = after
     if (
       today.spentEur !== before.today.spentEur || today.overrideUntil !== before.today.overrideUntil ||
       today.softNoticeGiven !== before.today.softNoticeGiven
     ) {
-      yield* sql`INSERT INTO budget_days ${
-        sql.insert({
-          day: today.day,
-          spent_eur: today.spentEur,
-          override_until: today.overrideUntil,
-          soft_notice_given: today.softNoticeGiven ? 1 : 0,
-          updated_at: now
-        })
-      } ON CONFLICT (day) DO UPDATE SET spent_eur = excluded.spent_eur, override_until = excluded.override_until,
-        soft_notice_given = excluded.soft_notice_given, updated_at = excluded.updated_at`
+      yield* run(
+        `INSERT INTO budget_days (day, spent_eur, override_until, soft_notice_given, updated_at)
+        VALUES (?, ?, ?, ?, ?) ON CONFLICT (day) DO UPDATE SET spent_eur = excluded.spent_eur,
+        override_until = excluded.override_until, soft_notice_given = excluded.soft_notice_given,
+        updated_at = excluded.updated_at`,
+        [today.day, today.spentEur, today.overrideUntil, today.softNoticeGiven ? 1 : 0, now]
+      )
     }
     const kept = new Set(after.reservations.map((r) => r.id))
     const had = new Set(before.reservations.map((r) => r.id))
     for (const gone of before.reservations.filter((r) => !kept.has(r.id))) {
-      yield* sql`DELETE FROM budget_reservations WHERE id = ${gone.id}`
+      yield* run("DELETE FROM budget_reservations WHERE id = ?", [gone.id])
     }
     for (const added of after.reservations.filter((r) => !had.has(r.id))) {
-      yield* sql`INSERT INTO budget_reservations ${sql.insert({ id: added.id, eur: added.eur, reserved_at: added.at })}`
+      yield* run("INSERT INTO budget_reservations (id, eur, reserved_at) VALUES (?, ?, ?)", [
+        added.id,
+        added.eur,
+        added.at
+      ])
     }
   })
 
@@ -222,10 +242,15 @@ export const makeSqliteStore = (
   // connections' commits change, and this one's do not).
   type Committed = { readonly version: number; readonly day: string; readonly state: BudgetState }
   let committed: Committed | undefined
-  const dataVersion = Effect.map(
-    sql<{ data_version: number }>`PRAGMA data_version`,
-    (rows) => rows[0]?.data_version ?? -1
-  )
+  const dataVersionOf = (run: Run) =>
+    Effect.map(run("PRAGMA data_version", []), (rows) => {
+      const row = rows[0]
+      return typeof row === "object" && row !== null && "data_version" in row && typeof row.data_version === "number"
+        ? row.data_version
+        : -1
+    })
+  const viaClient: Run = (text, params) => sql.unsafe(text, params)
+  const dataVersion = dataVersionOf(viaClient)
   const read = (day: string) =>
     Effect.flatMap(
       now,
@@ -243,7 +268,7 @@ export const makeSqliteStore = (
         return kept.state
       }
       const before = changes
-      const state = yield* sql.withTransaction(load(sql, day))
+      const state = yield* sql.withTransaction(load(viaClient, day))
       if (changes === before) kept = { version, day, state, at }
       return state
     }).pipe(Effect.mapError(storeError(file, "cannot read the budget")))
@@ -257,27 +282,30 @@ export const makeSqliteStore = (
         let left: Committed | undefined
         return immediate(
           sql,
-          Effect.gen(function*() {
-            changes++
-            kept = undefined
-            // Under the write lock: when no other connection committed since this store's last change, the state
-            // it left is the database's, and is not read again.
-            const version = yield* dataVersion.pipe(Effect.mapError(storeError(file, "cannot read the budget")))
-            const mine = committed
-            committed = undefined
-            const before = mine !== undefined && mine.version === version && mine.day === day
-              ? mine.state
-              : yield* load(sql, day).pipe(Effect.mapError(storeError(file, "cannot read the budget")))
-            const [result, after] = yield* f(before)
-            if (after !== null) {
-              yield* write(sql, before, after, yield* now).pipe(
-                Effect.mapError(storeError(file, "cannot write the budget"))
+          (run) =>
+            Effect.gen(function*() {
+              changes++
+              kept = undefined
+              // Under the write lock: when no other connection committed since this store's last change, the state
+              // it left is the database's, and is not read again.
+              const version = yield* dataVersionOf(run).pipe(
+                Effect.mapError(storeError(file, "cannot read the budget"))
               )
-            }
-            // Kept only once the transaction commits; a failure leaves nothing kept.
-            left = { version, day, state: after ?? before }
-            return result
-          }),
+              const mine = committed
+              committed = undefined
+              const before = mine !== undefined && mine.version === version && mine.day === day
+                ? mine.state
+                : yield* load(run, day).pipe(Effect.mapError(storeError(file, "cannot read the budget")))
+              const [result, after] = yield* f(before)
+              if (after !== null) {
+                yield* write(run, before, after, yield* now).pipe(
+                  Effect.mapError(storeError(file, "cannot write the budget"))
+                )
+              }
+              // Kept only once the transaction commits; a failure leaves nothing kept.
+              left = { version, day, state: after ?? before }
+              return result
+            }),
           storeError(file, "cannot lock the budget"),
           () => {
             committed = left
