@@ -16,6 +16,20 @@ const manualTimer = () => {
   return { schedule, fire: () => task?.(), cancelled: () => cancelled, pending: () => task !== undefined }
 }
 
+/** An effect that never ends, under the limit of a manual timer, started; `cleanedUp()` once it is interrupted. */
+const startSlow = Effect.gen(function*() {
+  const timer = manualTimer()
+  const started = yield* Deferred.make<void>()
+  let interrupted = false
+  const slow = Deferred.succeed(started, undefined).pipe(
+    Effect.zipRight(Effect.never),
+    Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))
+  )
+  const fiber = yield* Effect.fork(timeoutFailWith(slow, 1000, () => "timed out", timer.schedule))
+  yield* Deferred.await(started)
+  return { timer, fiber, cleanedUp: () => interrupted }
+})
+
 describe("timeoutFailWith", () => {
   it.effect("a result within the limit is returned and the timer cancelled", () =>
     Effect.gen(function*() {
@@ -29,34 +43,18 @@ describe("timeoutFailWith", () => {
 
   it.effect("past the limit the effect is interrupted, its interruption awaited, and the result is onTimeout()", () =>
     Effect.gen(function*() {
-      const timer = manualTimer()
-      const started = yield* Deferred.make<void>()
-      let cleanedUp = false
-      const slow = Deferred.succeed(started, undefined).pipe(
-        Effect.zipRight(Effect.never),
-        Effect.onInterrupt(() => Effect.sync(() => (cleanedUp = true)))
-      )
-      const fiber = yield* Effect.fork(timeoutFailWith(slow, 1000, () => "timed out", timer.schedule))
-      yield* Deferred.await(started)
+      const { cleanedUp, fiber, timer } = yield* startSlow
       timer.fire()
       const exit = yield* Fiber.await(fiber)
       assert.deepStrictEqual(exit, Exit.fail("timed out"))
-      assert.isTrue(cleanedUp)
+      assert.isTrue(cleanedUp())
     }))
 
   it.effect("interrupting the caller interrupts the effect and cancels the timer", () =>
     Effect.gen(function*() {
-      const timer = manualTimer()
-      const started = yield* Deferred.make<void>()
-      let cleanedUp = false
-      const slow = Deferred.succeed(started, undefined).pipe(
-        Effect.zipRight(Effect.never),
-        Effect.onInterrupt(() => Effect.sync(() => (cleanedUp = true)))
-      )
-      const fiber = yield* Effect.fork(timeoutFailWith(slow, 1000, () => "timed out", timer.schedule))
-      yield* Deferred.await(started)
+      const { cleanedUp, fiber, timer } = yield* startSlow
       yield* Fiber.interrupt(fiber)
-      assert.isTrue(cleanedUp)
+      assert.isTrue(cleanedUp())
       assert.isFalse(timer.pending())
       assert.strictEqual(timer.cancelled(), 1)
     }))
