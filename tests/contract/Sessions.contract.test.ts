@@ -9,10 +9,12 @@ import { sessionsContract } from "./SessionsContract.js"
 
 sessionsContract("memory", () => SessionsMemory.pipe(Layer.provide(IdGeneratorLive)))
 
-sessionsContract("SQLite in a temporary folder", () =>
-  Layer.unwrapScoped(
-    Effect.map(
-      Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "myclaw-sessions-" })),
-      (dir) => SessionsSqliteAt(NodePath.join(dir, ".state", "sessions.sqlite"))
-    )
-  ).pipe(Layer.provide(Layer.merge(NodeContext.layer, IdGeneratorLive))))
+for (const fsync of ["always", "batch"] as const) {
+  sessionsContract(`SQLite in a temporary folder (fsync ${fsync})`, () =>
+    Layer.unwrapScoped(
+      Effect.map(
+        Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "myclaw-sessions-" })),
+        (dir) => SessionsSqliteAt(NodePath.join(dir, ".state", "sessions.sqlite"), fsync)
+      )
+    ).pipe(Layer.provide(Layer.merge(NodeContext.layer, IdGeneratorLive))))
+}

@@ -9,6 +9,7 @@ import { messageOf } from "../../domain/Errors.js"
 import { channelKind, forbidden, SessionError, SessionInfo, SessionSummary, SessionTurn } from "../../domain/Session.js"
 import { withSpanWhenTraced } from "../../programs/Spans.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
@@ -171,9 +172,21 @@ export const makeSessionsSql = Effect.gen(function*() {
   })
 })
 
-/** Sessions in SQLite at `file` (its folder created first); one client per file per process. */
-export const SessionsSqliteAt = (file: string) =>
-  Layer.effect(Sessions, makeSessionsSql).pipe(
+/**
+ * Sessions in SQLite at `file` (its folder created first); one client per file per process. `batch` follows the
+ * traces' group commit: no commit waits for the disk (WAL, `synchronous = NORMAL`: a crash of myclaw loses
+ * nothing, a power loss may lose the last turns, which stay in the trace files); `always` syncs every commit.
+ */
+export const SessionsSqliteAt = (file: string, fsync: "always" | "batch" = "always") =>
+  Layer.effect(
+    Sessions,
+    Effect.zipRight(
+      fsync === "batch"
+        ? Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.orDie(sql.unsafe("PRAGMA synchronous = NORMAL")))
+        : Effect.void,
+      makeSessionsSql
+    )
+  ).pipe(
     Layer.provide(Layer.unwrapEffect(
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
@@ -183,7 +196,11 @@ export const SessionsSqliteAt = (file: string) =>
     ))
   )
 
-/** Sessions in `<workspace>/.state/sessions.sqlite`. */
+/** Sessions in `<workspace>/.state/sessions.sqlite`, as durable as the traces (`traces.fsync`). */
 export const SessionsSqlite = Layer.unwrapEffect(
-  Effect.map(Workspace, (workspace) => SessionsSqliteAt(NodePath.join(workspace.root, ".state", "sessions.sqlite")))
+  Effect.map(
+    Effect.all([Workspace, MyclawConfig]),
+    ([workspace, { config }]) =>
+      SessionsSqliteAt(NodePath.join(workspace.root, ".state", "sessions.sqlite"), config.traces.fsync)
+  )
 )
