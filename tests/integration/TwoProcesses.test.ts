@@ -70,7 +70,7 @@ describe("serve and CLI turns on one workspace", () => {
         yield* Effect.promise(() =>
           service.exited
         )
-        assert.strictEqual(service.child.exitCode, 0)
+        assert.strictEqual(service.child.exitCode, 0, `serve's exit code after SIGTERM; it wrote:\n${service.output()}`)
 
         const turns = [...http, ...cli]
         assert.isAtLeast(http.length, HTTP_TURNS)
@@ -78,7 +78,7 @@ describe("serve and CLI turns on one workspace", () => {
         const query = yield* myclaw(["audit", "query", "--kind", "trace", "--json", "--limit", "100000"], {
           MYCLAW_HOME: home
         })
-        assert.strictEqual(query.code, 0, query.stderr)
+        assert.strictEqual(query.code, 0, `audit query: ${query.stderr}${query.stdout.slice(0, 2000)}`)
         const queried = new Map<string, number>()
         for (const line of query.stdout.trim().split("\n")) {
           const record = JSON.parse(line) as { trace_id: string }

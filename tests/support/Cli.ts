@@ -22,7 +22,8 @@ export const myclaw = (args: ReadonlyArray<string>, env: Record<string, string> 
     const child = execFile(
       "node",
       [main, ...args],
-      { env: { ...process.env, ...keys, ...env } },
+      // Past maxBuffer the child is killed and reported failed: a long `audit query` under load passes 1 MiB.
+      { env: { ...process.env, ...keys, ...env }, maxBuffer: 256 * 1024 * 1024 },
       (error, stdout, stderr) =>
         resume(Effect.succeed({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }))
     )

@@ -14,6 +14,8 @@ export interface Service {
   readonly address: string
   /** Resolves once the process has exited (killed or not). */
   readonly exited: Promise<void>
+  /** The last 16 KB of what it wrote (stdout and stderr), for the message of a failed assertion. */
+  readonly output: () => string
 }
 
 /**
@@ -42,6 +44,12 @@ export const serve = (home: string, env: Record<string, string> = {}) =>
       if (child.exitCode !== null || child.signalCode !== null) resolve()
       else child.once("exit", () => resolve())
     })
+    let written = ""
+    const keep = (chunk: Buffer) => {
+      written = (written + chunk.toString()).slice(-16_384)
+    }
+    child.stdout.on("data", keep)
+    child.stderr.on("data", keep)
     const address = yield* Effect.async<string, Error>((resume) => {
       let seen = ""
       let errors = ""
@@ -56,7 +64,13 @@ export const serve = (home: string, env: Record<string, string> = {}) =>
       child.once("exit", (code, signal) =>
         resume(Effect.fail(new Error(`myclaw serve exited (${code ?? signal}) before listening:\n${seen}${errors}`))))
     })
-    return { child, address, exited } satisfies Service
+    return {
+      child,
+      address,
+      exited,
+      output: () =>
+        written
+    } satisfies Service
   })
 
 export interface Answer {
