@@ -93,8 +93,9 @@ export const truncatedSummary = (previous: string, from: number, to: number, rea
  * Entering a turn of a session whose verbatim history holds SUMMARISE_AT turns, or of a session already
  * summarised whose verbatim history has grown past KEEP_VERBATIM: all but the last KEEP_VERBATIM are summarised
  * on local-fast (the previous summary folded in) and the summary is stored; the originals stay stored. Only the
- * conversation counts: turns before the last `/new` (and the summary of them) and rule answers are not in it. The call goes through the budget like any other; when it fails, the older turns are dropped from
- * later prompts with a note instead (truncation), and the turn goes on. Returns the Thought of the call (for the
+ * conversation counts: turns before the last `/new` (and the summary of them) and rule answers are not in it.
+ * The call goes through the budget like any other; when it fails, the older turns are dropped from later
+ * prompts with a note instead (truncation), and the turn goes on. Returns the Thought of the call (for the
  * trace), or why there is none, and what it read (for a replay); nothing for a session that needs no summary.
  */
 export const compactSession = Effect.fnUntraced(function*(input: TurnInput, recordRequest: boolean) {
