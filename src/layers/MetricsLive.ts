@@ -1,4 +1,4 @@
-import { Clock, Effect, Layer, Metric, MetricBoundaries } from "effect"
+import { Clock, Effect, FiberRef, Layer, Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
 import { channelKind } from "../domain/Channel.js"
 import type { ActionStep, ApprovalRecord, ExecutionTrace, ThoughtStep } from "../domain/ExecutionTrace.js"
 import { outcomes, type Tier } from "../domain/ExecutionTrace.js"
@@ -8,7 +8,10 @@ import { Metrics } from "../services/Metrics.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 
 /** The metric families (names, types and labels are a contract), plus process basics. */
-const traces = Metric.counter("myclaw_traces_total", { description: "Closed traces by outcome", incremental: true })
+const tracesKey = MetricKey.counter("myclaw_traces_total", {
+  description: "Closed traces by outcome",
+  incremental: true
+})
 const costToday = Metric.gauge("myclaw_cost_eur_today", { description: "Cost of today (local day), in EUR" })
 const latency = Metric.summary({
   name: "myclaw_trace_latency_ms",
@@ -18,17 +21,23 @@ const latency = Metric.summary({
   error: 0.01,
   quantiles: [0.5, 0.95, 0.99]
 })
-const activeSessions = Metric.gauge("myclaw_active_sessions", { description: "Turns in progress, by channel" })
+const activeSessionsKey = MetricKey.gauge("myclaw_active_sessions", { description: "Turns in progress, by channel" })
 const budgetRemaining = Metric.gauge("myclaw_budget_remaining_eur", {
   description: "Budget left today before each cap, in EUR"
 })
-const toolCalls = Metric.counter("myclaw_tool_calls_total", { description: "Tool calls by tool", incremental: true })
-const approvals = Metric.counter("myclaw_approvals_total", {
+const toolCallsKey = MetricKey.counter("myclaw_tool_calls_total", {
+  description: "Tool calls by tool",
+  incremental: true
+})
+const approvalsKey = MetricKey.counter("myclaw_approvals_total", {
   description: "Approval verdicts: granted (explicitly, by a batch window or a session grant), denied, timed out",
   incremental: true
 })
-const tierCalls = Metric.counter("myclaw_llm_tier_calls_total", { description: "LLM calls by tier", incremental: true })
-const llmDuration = Metric.histogram(
+const tierCallsKey = MetricKey.counter("myclaw_llm_tier_calls_total", {
+  description: "LLM calls by tier",
+  incremental: true
+})
+const llmDurationKey = MetricKey.histogram(
   "myclaw_llm_call_duration_seconds",
   MetricBoundaries.fromIterable([0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120]),
   "Wall time of answered LLM calls (retries and failovers included), in seconds, by tier"
@@ -59,6 +68,34 @@ const approvalLabels = [
   { verdict: "timeout", via: "timeout" }
 ] as const
 
+/**
+ * One metric per label value, made once from its tagged key: the same series as `Metric.tagged(metric, label,
+ * value)`, whose every update builds and hashes that key again.
+ */
+const perValue = <A>(make: (value: string) => A): (value: string) => A => {
+  const made = new Map<string, A>()
+  return (value) => {
+    const known = made.get(value)
+    if (known !== undefined) return known
+    const metric = make(value)
+    made.set(value, metric)
+    return metric
+  }
+}
+const tracesBy = perValue((outcome) => Metric.fromMetricKey(MetricKey.tagged(tracesKey, "outcome", outcome)))
+const toolCallsBy = perValue((tool) => Metric.fromMetricKey(MetricKey.tagged(toolCallsKey, "tool", tool)))
+const tierCallsBy = perValue((tier) => Metric.fromMetricKey(MetricKey.tagged(tierCallsKey, "tier", tier)))
+const llmDurationBy = perValue((tier) => Metric.fromMetricKey(MetricKey.tagged(llmDurationKey, "tier", tier)))
+const activeSessionsBy = perValue((channel) =>
+  Metric.fromMetricKey(MetricKey.tagged(activeSessionsKey, "channel", channel))
+)
+const approvalsBy = perValue((labels) => {
+  const [verdict, via] = labels.split("/") as [string, string]
+  return Metric.fromMetricKey(
+    MetricKey.taggedWithLabels(approvalsKey, [MetricLabel.make("verdict", verdict), MetricLabel.make("via", via)])
+  )
+})
+
 /** Every series has both labels: `via` says which window or grant granted, and who or what denied. */
 const approvalCounter = (approval: ApprovalRecord) => {
   const deniedVia = (deniedVias as ReadonlyArray<string>).includes(approval.via) ? approval.via : "explicit"
@@ -67,7 +104,7 @@ const approvalCounter = (approval: ApprovalRecord) => {
     : approval.via === "timeout"
     ? { verdict: "timeout", via: "timeout" }
     : { verdict: "denied", via: deniedVia }
-  return Object.entries(labels).reduce((metric, [key, value]) => Metric.tagged(metric, key, value), approvals)
+  return approvalsBy(`${labels.verdict}/${labels.via}`)
 }
 
 /**
@@ -87,20 +124,19 @@ export const MetricsLive = Layer.effect(
     const budget = yield* Budget
     const toolNames = new Set((yield* ToolRegistry).tools.map((tool) => tool.name))
     yield* Metric.set(startTime, Math.floor(performance.timeOrigin / 1000))
-    yield* Effect.forEach(outcomes, (outcome) => Metric.incrementBy(Metric.tagged(traces, "outcome", outcome), 0))
-    yield* Effect.forEach(tiers, (tier) => Metric.incrementBy(Metric.tagged(tierCalls, "tier", tier), 0))
-    yield* Effect.forEach(tiers, (tier) => Metric.value(Metric.tagged(llmDuration, "tier", tier)))
+    yield* Effect.forEach(outcomes, (outcome) => Metric.incrementBy(tracesBy(outcome), 0))
+    yield* Effect.forEach(tiers, (tier) => Metric.incrementBy(tierCallsBy(tier), 0))
+    yield* Effect.forEach(tiers, (tier) => Metric.value(llmDurationBy(tier)))
     yield* Metric.value(latency)
-    yield* Effect.forEach(toolNames, (tool) => Metric.incrementBy(Metric.tagged(toolCalls, "tool", tool), 0))
+    yield* Effect.forEach(toolNames, (tool) => Metric.incrementBy(toolCallsBy(tool), 0))
     yield* Effect.forEach(
       knownChannels,
-      (channel) => Metric.incrementBy(Metric.tagged(activeSessions, "channel", channel), 0)
+      (channel) => Metric.incrementBy(activeSessionsBy(channel), 0)
     )
-    yield* Effect.forEach(approvalLabels, (labels) =>
-      Metric.incrementBy(
-        Object.entries(labels).reduce((metric, [key, value]) => Metric.tagged(metric, key, value), approvals),
-        0
-      ))
+    yield* Effect.forEach(
+      approvalLabels,
+      (labels) => Metric.incrementBy(approvalsBy(`${labels.verdict}/${labels.via}`), 0)
+    )
 
     const errors: Array<number> = []
     const prune = (now: number) => {
@@ -116,32 +152,31 @@ export const MetricsLive = Layer.effect(
       return errors.length
     })
 
+    // The metrics of a closed trace are updated in one synchronous stretch: a trace has a step per Thought and
+    // per tool call, and an effect per update was a visible share of closing it.
     const traceClosed = (trace: ExecutionTrace) =>
-      Effect.gen(function*() {
-        yield* Metric.increment(Metric.tagged(traces, "outcome", trace.outcome))
-        yield* Metric.update(latency, trace.wall_time_ms)
-        for (const step of trace.steps) {
-          if (step.kind === "thought") yield* thoughtObserved(step)
-          if (step.kind === "action") yield* actionObserved(step)
-        }
-        if (trace.metadata.error !== undefined) yield* errorObserved
-      })
-    const thoughtObserved = (step: ThoughtStep) =>
-      Effect.zipRight(
-        Metric.increment(Metric.tagged(tierCalls, "tier", step.tier)),
-        Metric.update(Metric.tagged(llmDuration, "tier", step.tier), step.wall_ms / 1000)
-      )
-    const actionObserved = (step: ActionStep) =>
-      Effect.zipRight(
-        // Only tools of the catalog: a hallucinated name must not become a label.
-        toolNames.has(step.tool_name)
-          ? Metric.increment(Metric.tagged(toolCalls, "tool", step.tool_name))
-          : Effect.void,
-        step.approval === null ? Effect.void : Metric.increment(approvalCounter(step.approval))
-      )
+      Effect.flatMap(FiberRef.get(FiberRef.currentMetricLabels), (labels) =>
+        Effect.suspend(() => {
+          tracesBy(trace.outcome).unsafeUpdate(1, labels)
+          latency.unsafeUpdate(trace.wall_time_ms, labels)
+          for (const step of trace.steps) {
+            if (step.kind === "thought") thoughtObserved(step, labels)
+            if (step.kind === "action") actionObserved(step, labels)
+          }
+          return trace.metadata.error === undefined ? Effect.void : errorObserved
+        }))
+    const thoughtObserved = (step: ThoughtStep, labels: ReadonlyArray<MetricLabel.MetricLabel>) => {
+      tierCallsBy(step.tier).unsafeUpdate(1, labels)
+      llmDurationBy(step.tier).unsafeUpdate(step.wall_ms / 1000, labels)
+    }
+    const actionObserved = (step: ActionStep, labels: ReadonlyArray<MetricLabel.MetricLabel>) => {
+      // Only tools of the catalog: a hallucinated name must not become a label.
+      if (toolNames.has(step.tool_name)) toolCallsBy(step.tool_name).unsafeUpdate(1, labels)
+      if (step.approval !== null) approvalCounter(step.approval).unsafeUpdate(1, labels)
+    }
 
     const sessions = (channel: string, delta: number) =>
-      Metric.incrementBy(Metric.tagged(activeSessions, "channel", channelKind(channel)), delta)
+      Metric.incrementBy(activeSessionsBy(channelKind(channel)), delta)
 
     const scrape = Effect.gen(function*() {
       const status = yield* budget.status
