@@ -59,6 +59,22 @@ export const sessionsContract = (name: string, make: () => Layer.Layer<Sessions,
         const write = yield* Effect.flip(sessions.recordTurn(turnOf("s1", 2, { owner: "telegram:@mallory" })))
         assert.strictEqual(write.reason, "Forbidden")
         assert.strictEqual((yield* sessions.history("s1", "cli:alice")).turns.length, 1)
+        // The refused turn left no trace on the session either: not its last activity, not its turn count.
+        assert.deepInclude(Option.getOrThrow(yield* sessions.show("s1")).info, {
+          owner: "cli:alice",
+          last_active_at: 1_000,
+          turns: 1
+        })
+        // A turn recorded late (an older time) does not move the last activity back; it is still numbered next.
+        yield* sessions.recordTurn(turnOf("s1", 3))
+        yield* sessions.recordTurn(turnOf("s1", 4, { at: 500 }))
+        const shown = Option.getOrThrow(yield* sessions.show("s1"))
+        assert.deepInclude(shown.info, { last_active_at: 3_000, turns: 3 })
+        assert.deepStrictEqual(shown.turns.map((turn) => [turn.seq, turn.trace_id]), [
+          [1, "trace-1"],
+          [2, "trace-3"],
+          [3, "trace-4"]
+        ])
       })))
 
     it.scoped("the newest summary replaces the turns it covers; the turns stay stored", () =>
