@@ -1,4 +1,5 @@
 import { DateTime, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
+import * as NodeFsSync from "node:fs"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
@@ -10,15 +11,11 @@ import { makeGroupCommit } from "../files/GroupCommit.js"
 import { restoreAside, storeAside } from "./Blobs.js"
 import { findTrace, listTraces } from "./TraceIndex.js"
 
-type Job =
-  | {
-    readonly _tag: "Write"
-    readonly file: string
-    readonly line: string
-    readonly done: Deferred.Deferred<void, TraceStoreError>
-  }
-  | { readonly _tag: "Sync" }
-type Write = Extract<Job, { _tag: "Write" }>
+interface Write {
+  readonly file: string
+  readonly line: string
+  readonly done: Deferred.Deferred<void, TraceStoreError>
+}
 
 const decodeTraceEither = Schema.decodeUnknownEither(ExecutionTrace)
 
@@ -37,8 +34,9 @@ const SYNC_INTERVAL = "200 millis"
  * Closed traces as JSON lines in `<workspace>/.audit/traces/YYYY-MM.jsonl`, appended by one writer fiber
  * through a file handle kept open. `fsync: "always"`: `persist` returns once its line is synced to the disk.
  * `"batch"` (group commit): the traces waiting in the queue are written together and `persist` returns once
- * they are in the file (a crash of myclaw loses nothing); one sync every 200 ms covers them all, so a power
- * loss can lose at most that window.
+ * they are in the file (a crash of myclaw loses nothing); a sync every 200 ms covers them all, so a power
+ * loss can lose at most that window. That sync runs beside the writer, not in its way: a disk that takes
+ * milliseconds to sync does not hold up the traces written meanwhile.
  */
 export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
   Effect.gen(function*() {
@@ -48,6 +46,8 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     })
     const handles = new Map<string, NodeFs.FileHandle>()
     const unsynced = new Set<NodeFs.FileHandle>()
+    // A sync and a close of the files never overlap: a handle is not closed under a sync that has taken it.
+    const syncing = yield* Effect.makeSemaphore(1)
 
     const closeHandles = async () => {
       for (const [file, handle] of handles) {
@@ -57,17 +57,26 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       }
     }
 
+    const sync = syncing.withPermits(1)(Effect.tryPromise({
+      try: async () => {
+        const pending = [...unsynced]
+        unsynced.clear()
+        await Promise.all(pending.map((handle) => handle.datasync()))
+      },
+      catch: ioError(dir, "cannot sync the traces")
+    }))
+
     const handleFor = (file: string) =>
       Effect.gen(function*() {
         const open = handles.get(file)
         if (open !== undefined) return open
-        yield* Effect.tryPromise({
+        yield* syncing.withPermits(1)(Effect.tryPromise({
           try: async () => {
             for (const handle of unsynced) await handle.datasync()
             await closeHandles()
           },
           catch: ioError(dir, "cannot close the previous month's traces")
-        })
+        }))
         const torn = yield* repairTornTail(file)
         if (torn > 0) {
           yield* Effect.logWarning(
@@ -82,41 +91,30 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         return handle
       })
 
+    // Written in the writer fiber without a round trip to the I/O threads: appending a batch of lines to a
+    // file that is open is a copy into the page cache, microseconds; syncing is what takes time, and that is
+    // never done here under "batch".
     const append = (file: string, lines: string) =>
       Effect.gen(function*() {
         const handle = yield* handleFor(file)
-        yield* Effect.tryPromise({
-          try: () => writeAll(handle, Buffer.from(lines)),
+        yield* Effect.try({
+          try: () => writeAllSync(handle.fd, Buffer.from(lines)),
           catch: ioError(file, "cannot append the trace")
         }).pipe(
           // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
-          Effect.tapError(() => Effect.promise(() => closeHandles().catch(() => undefined)))
+          Effect.tapError(() => syncing.withPermits(1)(Effect.promise(() => closeHandles().catch(() => undefined))))
         )
         unsynced.add(handle)
       })
-
-    const sync = Effect.tryPromise({
-      try: async () => {
-        const pending = [...unsynced]
-        unsynced.clear()
-        await Promise.all(pending.map((handle) => handle.datasync()))
-      },
-      catch: ioError(dir, "cannot sync the traces")
-    })
 
     /**
      * One batch: each month's lines in one write; under `"always"` one sync covers the batch before any
      * `persist` of it returns.
      */
-    const step = (jobs: ReadonlyArray<Job>) =>
+    const step = (jobs: ReadonlyArray<Write>) =>
       Effect.gen(function*() {
         const byFile = new Map<string, Array<Write>>()
-        let syncAsked = false
         for (const job of jobs) {
-          if (job._tag === "Sync") {
-            syncAsked = true
-            continue
-          }
           const group = byFile.get(job.file)
           if (group === undefined) byFile.set(job.file, [job])
           else group.push(job)
@@ -130,25 +128,26 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
           for (let i = 0; i < outcomes.length; i++) {
             if (Exit.isSuccess(outcomes[i]![1])) outcomes[i] = [outcomes[i]![0], synced]
           }
-        } else if (syncAsked) {
-          yield* sync.pipe(Effect.catchAll((error) => Effect.logError(error.message)))
         }
         for (const [items, exit] of outcomes) {
           for (const item of items) yield* Deferred.done(item.done, exit)
         }
       })
 
-    const commit = yield* makeGroupCommit<Job>({
+    const commit = yield* makeGroupCommit<Write>({
       step,
       shutdown: sync.pipe(
-        Effect.zipRight(Effect.promise(closeHandles)),
+        Effect.zipRight(syncing.withPermits(1)(Effect.promise(closeHandles))),
         Effect.catchAll((error) => Effect.logError(error.message)),
         Effect.catchAllDefect((defect) => Effect.logError("closing the traces", defect))
       )
     })
     if (fsync === "batch") {
       yield* Effect.forkScoped(
-        Effect.forever(Effect.zipRight(Effect.sleep(SYNC_INTERVAL), commit.offer({ _tag: "Sync" })))
+        Effect.forever(Effect.zipRight(
+          Effect.sleep(SYNC_INTERVAL),
+          sync.pipe(Effect.catchAll((error) => Effect.logError(error.message)))
+        ))
       )
     }
 
@@ -159,7 +158,6 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         const stored = yield* storeAside(dir, trace, fsync === "always")
         yield* commit.request<void, TraceStoreError>(
           (done) => ({
-            _tag: "Write",
             file,
             line: traceToJson(stored) + "\n",
             done
@@ -175,16 +173,10 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     })
   })
 
-/**
- * Writes every byte of `bytes` at the end of a file opened to append: one write call in the usual case (about
- * half the cost of `appendFile`, which goes through the generic file-writing path), more if one comes back short.
- */
-const writeAll = async (handle: NodeFs.FileHandle, bytes: Buffer) => {
+/** Writes every byte of `bytes` at the end of a file opened to append: one write call unless one comes back short. */
+const writeAllSync = (fd: number, bytes: Buffer) => {
   let offset = 0
-  while (offset < bytes.length) {
-    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset)
-    offset += bytesWritten
-  }
+  while (offset < bytes.length) offset += NodeFsSync.writeSync(fd, bytes, offset, bytes.length - offset)
 }
 
 /**
