@@ -22,6 +22,7 @@ import { AuditLog, type AuditQuery } from "../../services/AuditLog.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
+import type { AppendBytes } from "./ChainFiles.js"
 import { makeAuditIndex } from "./Index.js"
 import { DAY_MS, type EpochKey, keyring, makeKeyStore, parseKeyFile } from "./Keys.js"
 import { verifyAuditDir } from "./Verify.js"
@@ -33,6 +34,8 @@ export interface AuditLogFileOptions {
   /** Outside the audit folder: the current key, the seed until the owner moves it, the checkpoints. */
   readonly keyDir: string
   readonly fsync: "always" | "batch"
+  /** How a batch's bytes reach an audit file: a plain write unless a test simulates a failing disk. */
+  readonly appendBytes?: AppendBytes | undefined
 }
 
 /** Under `fsync: "batch"`, how long a written record may wait for its sync. */
@@ -88,7 +91,8 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       checkpointFile,
       fsync: options.fsync,
       filesLock,
-      arm: (what) => Queue.offer(arms[what], undefined)
+      arm: (what) => Queue.offer(arms[what], undefined),
+      appendBytes: options.appendBytes
     })
     const commit = yield* makeGroupCommit<Job>({ step: writer.step, shutdown: writer.shutdown })
     // Each timer sleeps only once armed by a write, so an idle log schedules nothing.

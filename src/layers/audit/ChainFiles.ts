@@ -1,5 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Exit, Scope } from "effect"
+import * as NodeFs from "node:fs"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
 import type { Head } from "./Heads.js"
@@ -9,12 +10,27 @@ import { monthlyFile, monthOfMillis } from "./Rotation.js"
 import { MONTHLY_CHAIN, monthOfFile, sealLine, sha256 } from "./Seal.js"
 
 /**
- * The files the writer appends to, kept open (`O_APPEND`, through the platform FileSystem, which tests
- * replace to simulate a full disk). Each chain's records of a batch are sealed in order and written with one
- * write of whole lines; a write that fails is cut back to the last whole line, so the file never keeps half a
- * record while myclaw runs.
+ * How a batch's bytes reach an audit file open to append (`fd`): all of them, or it throws. Tests give one that
+ * fails halfway, as a full disk does.
  */
-export const makeChainFiles = (auditDir: string) =>
+export type AppendBytes = (fd: number, bytes: Uint8Array) => void
+
+/**
+ * A plain write to the open file, in the writer fiber: copying a batch of lines into the page cache takes
+ * microseconds, where a write through the I/O threads waits for one of them to wake up (hundreds of
+ * microseconds on a busy machine) before the appends it carries can be answered.
+ */
+export const appendBytesSync: AppendBytes = (fd, bytes) => {
+  let offset = 0
+  while (offset < bytes.length) offset += NodeFs.writeSync(fd, bytes, offset, bytes.length - offset)
+}
+
+/**
+ * The files the writer appends to, kept open (`O_APPEND`, through the platform FileSystem). Each chain's records
+ * of a batch are sealed in order and written with one write of whole lines (`appendBytes`); a write that fails
+ * is cut back to the last whole line, so the file never keeps half a record while myclaw runs.
+ */
+export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appendBytesSync) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const handles = new Map<string, { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }>()
@@ -116,18 +132,19 @@ export const makeChainFiles = (auditDir: string) =>
         }
         const bytes = Buffer.from(lines.join("\n") + "\n")
         const file = yield* handleOf(target)
-        yield* file.writeAll(bytes).pipe(
-          Effect.catchAll((error) =>
-            file.truncate(FileSystem.Size(head.size)).pipe(
-              Effect.catchAll((cut) =>
-                Effect.sync(() =>
-                  broken.set(target, `a failed write could not be cut back (${cut.message}): restart myclaw`)
-                )
-              ),
-              Effect.zipRight(Effect.fail(fail(path, "cannot append to the audit file")(error)))
+        yield* Effect.try({ try: () => appendBytes(file.fd, bytes), catch: (error) => ({ message: messageOf(error) }) })
+          .pipe(
+            Effect.catchAll((error) =>
+              file.truncate(FileSystem.Size(head.size)).pipe(
+                Effect.catchAll((cut) =>
+                  Effect.sync(() =>
+                    broken.set(target, `a failed write could not be cut back (${cut.message}): restart myclaw`)
+                  )
+                ),
+                Effect.zipRight(Effect.fail(fail(path, "cannot append to the audit file")(error)))
+              )
             )
           )
-        )
         head.seq = seq
         head.hash = hash
         head.size += bytes.length

@@ -3,7 +3,7 @@ import { auditFileOf } from "../../domain/AuditQuery.js"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
 import { isoAt as iso } from "../../domain/Time.js"
-import { makeChainFiles } from "./ChainFiles.js"
+import { type AppendBytes, makeChainFiles } from "./ChainFiles.js"
 import { type CheckpointReason, makeCheckpointWriter } from "./Checkpoints.js"
 import { loadHeads, newHead, type Repair } from "./Heads.js"
 import { epochOf, type KeyStore } from "./Keys.js"
@@ -41,6 +41,8 @@ export interface WriterOptions {
   readonly filesLock: Effect.Semaphore
   /** Asks for a tick later: a checkpoint within 60 s, a sync within the batch interval, a release when idle. */
   readonly arm: (what: Timer) => Effect.Effect<void>
+  /** How a batch's bytes reach its file (a plain write by default). */
+  readonly appendBytes?: AppendBytes | undefined
 }
 
 const CHECKPOINT_EVERY = 100
@@ -58,7 +60,7 @@ const triggerOf = (record: AuditRecord): CheckpointReason | undefined =>
 export const makeWriter = (options: WriterOptions) =>
   Effect.gen(function*() {
     const { auditDir, keys } = options
-    const files = yield* makeChainFiles(auditDir)
+    const files = yield* makeChainFiles(auditDir, options.appendBytes)
 
     const open = Effect.gen(function*() {
       const scope = yield* Scope.make()

@@ -1,11 +1,11 @@
-import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Array as Arr, Effect, Exit, Layer, Logger, LogLevel, Ref, TestClock } from "effect"
+import { Array as Arr, Effect, Exit, Logger, LogLevel, Ref, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { gunzipSync } from "node:zlib"
 import { makeAuditLogFile } from "../../../src/layers/audit/AuditLogFile.js"
+import { appendBytesSync } from "../../../src/layers/audit/ChainFiles.js"
 import { genesisOf, sha256 } from "../../../src/layers/audit/Seal.js"
 import {
   appendTraces,
@@ -270,37 +270,21 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
     Effect.gen(function*() {
       yield* startAt()
       const dirs = yield* makeDirs
-      const diskFull = yield* Ref.make(false)
-      const real = yield* FileSystem.FileSystem
-      const full = FileSystem.FileSystem.of({
-        ...real,
-        open: (path, options) =>
-          Effect.map(real.open(path, options), (file) => ({
-            ...file,
-            [FileSystem.FileTypeId]: FileSystem.FileTypeId,
-            fd: file.fd,
-            stat: file.stat,
-            seek: file.seek,
-            sync: file.sync,
-            read: file.read,
-            readAlloc: file.readAlloc,
-            truncate: file.truncate,
-            write: file.write,
-            writeAll: (buffer: Uint8Array) =>
-              Effect.flatMap(Ref.get(diskFull), (isFull) =>
-                isFull
-                  // Half the line reaches the disk, then the disk is full.
-                  ? file.writeAll(buffer.subarray(0, buffer.length >> 1)).pipe(Effect.zipRight(Effect.fail(
-                    new (class extends Error {})("ENOSPC: no space left on device, write") as never
-                  )))
-                  : file.writeAll(buffer))
-          }))
+      let diskFull = false
+      // Half the batch reaches the disk, then the disk is full.
+      const appendBytes = (fd: number, bytes: Uint8Array) => {
+        if (!diskFull) return appendBytesSync(fd, bytes)
+        appendBytesSync(fd, bytes.subarray(0, bytes.length >> 1))
+        throw new Error("ENOSPC: no space left on device, write")
+      }
+      const log = yield* makeAuditLogFile({
+        auditDir: dirs.auditDir,
+        keyDir: dirs.keyDir,
+        fsync: "always",
+        appendBytes
       })
-      const log = yield* makeAuditLogFile({ auditDir: dirs.auditDir, keyDir: dirs.keyDir, fsync: "always" }).pipe(
-        Effect.provide(Layer.succeed(FileSystem.FileSystem, full))
-      )
       yield* appendTraces(log, 2)
-      yield* Ref.set(diskFull, true)
+      diskFull = true
       const sideEffect = yield* Ref.make(false)
       const exit = yield* log.append(decision(yield* nowIso, 9)).pipe(
         Effect.zipRight(Ref.set(sideEffect, true)),
@@ -313,7 +297,7 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       assert.include(error.message, "ENOSPC")
       assert.strictEqual(NodeFs.readFileSync(NodePath.join(dirs.auditDir, "approvals.jsonl"), "utf8"), "")
       assert.strictEqual(readLines(monthFile(dirs)).length, 2, "the half-written line was cut back")
-      yield* Ref.set(diskFull, false)
+      diskFull = false
       yield* appendTraces(log, 1, 3)
       yield* log.append(decision(yield* nowIso, 10))
       assert.deepStrictEqual(breaks(yield* log.verifyIntegrity()), [])
