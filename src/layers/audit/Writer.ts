@@ -170,8 +170,11 @@ export const makeWriter = (options: WriterOptions) =>
             if (reason !== undefined) reasons.add(reason)
           }
         }
-        if (reasons.size > 0 || s.sinceCheckpoint >= CHECKPOINT_EVERY) {
-          const exit = yield* Effect.exit(checkpoint(s, reasons.size > 0 ? [...reasons][0]! : "count", now))
+        // An approval, denial or override is anchored before it is answered; a checkpoint that only the count
+        // of records asks for is written after the batch is answered (see `step`): those records wait for an
+        // anchor anyway (up to CHECKPOINT_INTERVAL), and their callers need not wait for two syncs.
+        if (reasons.size > 0) {
+          const exit = yield* Effect.exit(checkpoint(s, [...reasons][0]!, now))
           if (Exit.isFailure(exit)) {
             yield* Effect.logError("audit: the checkpoint could not be written", exit.cause)
             // An approval, denial or override that cannot be anchored is not acted upon.
@@ -237,6 +240,14 @@ export const makeWriter = (options: WriterOptions) =>
             for (const [job, outcome] of exit.value) yield* Deferred.done(job.done, outcome)
           } else {
             for (const job of appends) yield* Deferred.done(job.done, exit)
+          }
+          const open = yield* Ref.get(session)
+          if (Option.isSome(open) && open.value.sinceCheckpoint >= CHECKPOINT_EVERY) {
+            yield* checkpoint(open.value, "count", yield* Clock.currentTimeMillis).pipe(
+              Effect.catchAll((error) =>
+                Effect.logError(`audit: the checkpoint could not be written: ${error.message}`)
+              )
+            )
           }
           // Another process is waiting to write: hand the folder over after this batch.
           const current = yield* Ref.get(session)
