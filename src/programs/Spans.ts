@@ -1,7 +1,7 @@
 import { Effect, type Tracer } from "effect"
 
 /** The tracer every fiber starts with: its spans are kept by nobody (no exporter reads them). */
-const defaultTracer = Effect.runSync(Effect.tracer)
+export const defaultTracer = Effect.runSync(Effect.tracer)
 
 /** True when a tracer that exports spans (OTLP, a test's) is installed around the current fiber. */
 export const tracing: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== defaultTracer)

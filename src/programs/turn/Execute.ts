@@ -1,11 +1,13 @@
-import { Cause, Clock, Effect, Exit } from "effect"
+import type { FileSystem } from "@effect/platform"
+import { Cause, Effect, Exit } from "effect"
 import { isoAt } from "../../domain/Time.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
+import type { Workspace } from "../../services/Workspace.js"
 import { keepForUndo } from "../rules/UndoSnapshots.js"
-import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
+import { defaultTracer } from "../Spans.js"
 import { actionStep, type Gate, type Run } from "./Gate.js"
 import { reportProgress } from "./Progress.js"
 import { suspicionOf, taintOf } from "./Provenance.js"
@@ -35,26 +37,39 @@ export const actionAttributes = (gate: Gate, status: string) => {
   }
 }
 
-/** Runs a call that passed every gate, under the tool timeout; a failure is a `failed` result, never an error. */
-export const execute = (run: Run, traceId: string) =>
-  Effect.gen(function*() {
-    yield* reportProgress({ _tag: "Tool", name: run.tool.name })
-    const registry = yield* ToolRegistry
-    const startedAt = yield* Clock.currentTimeMillis
-    const timed = Effect.flatMap(
-      registry.execute(run.prepared, run.tool),
-      (result) => Effect.map(Clock.currentTimeMillis, (finishedAt): Executed => ({ result, startedAt, finishedAt }))
-    )
-    const edit = { traceId, target: run.prepared.target, approvalRequestId: run.approvalRequestId }
-    // What a workspace file held before a write: what `/undo` puts back.
-    if (run.tool.hasSideEffects && run.tool.targetKind === "path" && run.prepared.target !== "") {
-      yield* keepForUndo(traceId, run.prepared.target)
-    }
-    return yield* (run.tool.hasSideEffects ? recordingEdits(edit, timed) : timed).pipe(
-      Effect.tap(({ result }) => annotateWhenTraced(() => ({ "myclaw.tool.status": result.status }))),
-      withSpanWhenTraced("Turn.action", () => ({ attributes: actionAttributes(run, "not_run") }))
-    )
-  })
+/**
+ * Runs a call that passed every gate, under the tool timeout; a failure is a `failed` result, never an error.
+ * Written as one chain of effects (no generator, one clock read for both times, one tracer check for the span
+ * and its status): it runs for every tool call.
+ */
+export const execute = (run: Run, traceId: string): Effect.Effect<Executed, never, ExecuteServices> =>
+  Effect.zipRight(
+    reportProgress({ _tag: "Tool", name: run.tool.name }),
+    Effect.flatMap(ToolRegistry, (registry) =>
+      Effect.clockWith((clock) => {
+        const startedAt = clock.unsafeCurrentTimeMillis()
+        const timed = Effect.map(
+          registry.execute(run.prepared, run.tool),
+          (result): Executed => ({ result, startedAt, finishedAt: clock.unsafeCurrentTimeMillis() })
+        )
+        const edit = { traceId, target: run.prepared.target, approvalRequestId: run.approvalRequestId }
+        const ran = run.tool.hasSideEffects ? recordingEdits(edit, timed) : timed
+        const spanned = Effect.tracerWith((tracer) =>
+          tracer === defaultTracer ? ran : Effect.withSpan(
+            Effect.tap(ran, ({ result }) => Effect.annotateCurrentSpan({ "myclaw.tool.status": result.status })),
+            "Turn.action",
+            { attributes: actionAttributes(run, "not_run") }
+          )
+        )
+        // What a workspace file held before a write: what `/undo` puts back.
+        return run.tool.hasSideEffects && run.tool.targetKind === "path" && run.prepared.target !== ""
+          ? Effect.zipRight(keepForUndo(traceId, run.prepared.target), spanned)
+          : spanned
+      }))
+  )
+
+/** The services `execute` uses. */
+type ExecuteServices = ToolRegistry | Workspace | AuditLog | FileSystem.FileSystem
 
 const interrupted: ToolResult = {
   status: "failed",
@@ -76,8 +91,8 @@ export const observe = (
     readonly userMessage: string
   }
 ) =>
-  Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
+  Effect.clockWith((clock) => {
+    const now = clock.unsafeCurrentTimeMillis()
     const executed: Executed = Exit.isSuccess(exit)
       ? exit.value
       : {
@@ -87,8 +102,8 @@ export const observe = (
       }
     const { result } = executed
     const suspicion = suspicionOf(run.tool, result)
-    if (suspicion !== undefined) {
-      yield* (yield* AuditLog).append({
+    const recorded = suspicion === undefined ? Effect.void : Effect.flatMap(AuditLog, (audit) =>
+      audit.append({
         kind: "injection_suspected",
         at: isoAt(executed.finishedAt),
         trace_id: context.traceId,
@@ -97,27 +112,32 @@ export const observe = (
         source: suspicion.source,
         pattern: suspicion.pattern,
         excerpt: suspicion.excerpt
-      }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`)))
-    }
-    const content = yield* (yield* PromptBuilder).renderToolResult(run.tool, result, executed.finishedAt)
-    return {
-      step: {
-        ...actionStep(run),
-        exec_result: result,
-        error: result.status === "failed" ? result.content : null,
-        wall_ms: executed.finishedAt - executed.startedAt
-      },
-      message: {
-        role: "tool",
-        toolCallId: run.call.id,
-        name: run.tool.name,
-        content,
-        isError: result.status === "failed"
-      },
-      invalid: false,
-      ...(yield* taintOf(context.userMessage, run.tool, result)),
-      suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
-    } satisfies Observation
+      }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`))))
+    const rendered = Effect.flatMap(
+      PromptBuilder,
+      (builder) => builder.renderToolResult(run.tool, result, executed.finishedAt)
+    )
+    return Effect.zipRight(
+      recorded,
+      Effect.zipWith(rendered, taintOf(context.userMessage, run.tool, result), (content, taint) => ({
+        step: {
+          ...actionStep(run),
+          exec_result: result,
+          error: result.status === "failed" ? result.content : null,
+          wall_ms: executed.finishedAt - executed.startedAt
+        },
+        message: {
+          role: "tool",
+          toolCallId: run.call.id,
+          name: run.tool.name,
+          content,
+          isError: result.status === "failed"
+        },
+        invalid: false,
+        ...taint,
+        suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
+      } satisfies Observation))
+    )
   })
 
 const failure = (cause: Cause.Cause<unknown>): ToolResult => ({

@@ -25,15 +25,28 @@ const carriesContent = (result: ToolResult): boolean => result.status !== "faile
  * document to read, not that its author is trusted); only a source the owner's policy declares trusted does
  * not taint, and that use is recorded.
  */
-export const taintOf = (userMessage: string, tool: Tool, result: ToolResult) =>
-  Effect.gen(function*() {
-    if (!tool.external || !carriesContent(result)) return {}
-    const source = result.source ?? tool.name
-    const rule = yield* (yield* Policy).trustedSource(source)
-    if (rule !== undefined) return { trusted: { source, rule } }
-    const named = hostsIn(userMessage)
-    return { taint: { source, hosts: hostsIn(result.content).filter((host) => !named.includes(host)) } }
-  })
+export const taintOf = (
+  userMessage: string,
+  tool: Tool,
+  result: ToolResult
+): Effect.Effect<Taint, never, Policy> => {
+  if (!tool.external || !carriesContent(result)) return noTaint
+  const source = result.source ?? tool.name
+  return Effect.flatMap(Policy, (policy) =>
+    Effect.map(policy.trustedSource(source), (rule): Taint => {
+      if (rule !== undefined) return { trusted: { source, rule } }
+      const named = hostsIn(userMessage)
+      return { taint: { source, hosts: hostsIn(result.content).filter((host) => !named.includes(host)) } }
+    }))
+}
+
+/** What a result brings to the turn's provenance: a source it trusts by a rule, or taint, or nothing. */
+type Taint =
+  | { readonly trusted?: never; readonly taint?: never }
+  | { readonly trusted: { readonly source: string; readonly rule: string } }
+  | { readonly taint: { readonly source: string; readonly hosts: ReadonlyArray<string> } }
+
+const noTaint: Effect.Effect<Taint> = Effect.succeed({})
 
 /** Untrusted content that looks like an injection attempt: recorded (trace and audit), and wrapped like any other. */
 export const suspicionOf = (tool: Tool, result: ToolResult) => {
