@@ -50,7 +50,9 @@ interface Loaded {
 const hashLength = 32
 
 // node:crypto takes milliseconds to load: required when a command runs, not for --help.
-const crypto = (): typeof NodeCrypto => createRequire(import.meta.url)("node:crypto") as typeof NodeCrypto
+let loadedCrypto: typeof NodeCrypto | undefined
+const crypto = (): typeof NodeCrypto =>
+  loadedCrypto ??= createRequire(import.meta.url)("node:crypto") as typeof NodeCrypto
 
 const sha256 = (bytes: Buffer | string): Buffer => crypto().createHash("sha256").update(bytes).digest()
 
