@@ -169,7 +169,8 @@ await Promise.all(
       });
       const copy = converted.code.replace(/require\("\.\/([^"/]+\.mjs)"\)/g, (_, name) => `require("./${cjsName(name)}")`);
       if (/require\("[^"]*\.mjs"\)/.test(copy)) throw new Error(`${chunk}: a require of an ES module is left in its copy`);
-      writeFileSync(`dist/cli/${cjsDir}/${cjsName(chunk)}`, copy);
+      // Written as the function the loader calls (src/cli/CodeCache.ts), so that it compiles the file as read.
+      writeFileSync(`dist/cli/${cjsDir}/${cjsName(chunk)}`, `(function (exports, require, module) {"use strict";${copy}\n})`);
     }),
 );
 

@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer"
 import type * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import { createRequire } from "node:module"
@@ -87,7 +88,9 @@ const writeAtomically = (file: string, parts: ReadonlyArray<Uint8Array>) => {
 }
 
 /**
- * A loader of the CommonJS files in `dir`, their caches in `cacheDir`. Between the files, `require("./name")`
+ * A loader of the CommonJS files in `dir`, their caches in `cacheDir`. Each file is one function expression,
+ * `(function (exports, require, module) {...})`, as the bundle script writes them: compiled as it is read, with no
+ * wrapper joined to a copy of its text. Between the files, `require("./name")`
  * loads through this loader; any other name goes to Node's require from `dir` (Node's modules, packages left out
  * of the bundle). The files see no `__filename`/`__dirname`, as in the ES module bundle they are copied from.
  */
@@ -106,10 +109,12 @@ export const bundleLoader = (dir: string, cacheDir: string): BundleLoader => {
     const bytes = NodeFs.readFileSync(file)
     const hash = sha256(bytes)
     const cachedData = readCache(NodePath.join(cacheDir, `${name}.cache`), hash)
-    const script = new NodeVm.Script(
-      `(function (exports, require, module) {"use strict";${bytes.toString("utf8")}\n})`,
-      { filename: file, ...(cachedData !== undefined && cachedData.length > 0 ? { cachedData } : {}) }
-    )
+    // Read as Latin-1 when it is ASCII (the bundle is): the same text, decoded without UTF-8's checks.
+    const source = isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8")
+    const script = new NodeVm.Script(source, {
+      filename: file,
+      ...(cachedData !== undefined && cachedData.length > 0 ? { cachedData } : {})
+    })
     const outcome: CacheOutcome = cachedData === undefined
       ? "missing"
       : cachedData.length > 0 && script.cachedDataRejected === false
