@@ -37,7 +37,10 @@ export interface BundleLoader {
   /** Loads `name` (a file of the bundle's folder) and the files it requires: its `module.exports`. */
   readonly load: (name: string) => unknown
   readonly stats: () => CodeCacheStats
-  /** Writes the cache of every loaded file that had none or a rejected one: how many were written. */
+  /**
+   * Writes the cache of every loaded file that had none or a rejected one (and then removes the caches of files
+   * the bundle no longer has): how many were written.
+   */
   readonly save: () => number
 }
 
@@ -142,6 +145,12 @@ export const bundleLoader = (dir: string, cacheDir: string): BundleLoader => {
     for (const file of stale) {
       const data = file.script.createCachedData()
       writeAtomically(NodePath.join(cacheDir, `${file.name}.cache`), [file.hash, sha256(data), data])
+    }
+    // The caches of files a rebuilt bundle no longer has (their names hold their content's hash) would pile up.
+    for (const name of NodeFs.readdirSync(cacheDir)) {
+      if (name.endsWith(".cache") && !NodeFs.existsSync(NodePath.join(dir, name.slice(0, -".cache".length)))) {
+        NodeFs.rmSync(NodePath.join(cacheDir, name), { force: true })
+      }
     }
     return stale.length
   }

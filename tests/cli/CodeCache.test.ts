@@ -59,11 +59,17 @@ describe("the code cache of the bundled command line", () => {
       const withoutCache = yield* budget(home, cacheDir, { MYCLAW_CODE_CACHE: "off" })
       assert.strictEqual(withoutCache.code, 0, withoutCache.stderr)
       assert.notInclude(withoutCache.stderr, "code cache", "off loads the ES modules")
-      assert.deepStrictEqual(cacheFiles(cacheDir), [])
+      assert.deepStrictEqual(cacheFiles(cacheDir), [], "and writes no cache")
+
+      // The cache of a file an older build had.
+      const runtimeDir = NodePath.join(cacheDir, `${process.versions.v8}-${process.arch}`, "budget")
+      NodeFs.mkdirSync(runtimeDir, { recursive: true })
+      NodeFs.writeFileSync(NodePath.join(runtimeDir, "chunk-GONE0000.cjs.cache"), "old")
 
       const first = yield* budget(home, cacheDir)
       assert.strictEqual(first.code, 0, first.stderr)
       const written = report(first.stderr)
+      assert.isFalse(NodeFs.existsSync(NodePath.join(runtimeDir, "chunk-GONE0000.cjs.cache")), "removed")
       assert.isAbove(written.files, 1)
       assert.deepInclude(written, { used: 0, rejected: 0, missing: written.files, written: written.files })
       assert.strictEqual(cacheFiles(cacheDir).length, written.files)
