@@ -9,6 +9,9 @@
 //   node_baseline_ms      node -e 0: the floor on this machine right now (a loaded machine raises every figure)
 //   *_min_ms              the fastest run of each, for the same
 //
+// The unmeasured run also writes each command's V8 code cache (src/cli/CodeCache.ts): the measured runs start from
+// it. MYCLAW_CODE_CACHE=off measures the ES modules without it.
+//
 //   COLD_RUNS (default 5)
 //   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default cold-start)
 import { spawn } from 'node:child_process';

@@ -8,7 +8,7 @@
 //                                          # dist/cli/myclaw-meta.json (esbuild's metafile) beside the bundle
 //   node scripts/bundle-cli.mjs --analyze  # also the size of each package in the bundle, on stderr
 import * as esbuild from 'esbuild';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -16,6 +16,19 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 
 // Native modules and packages that find files next to themselves at run time stay outside the bundle.
 const external = ['better-sqlite3'];
+
+// The CommonJS copy of the command runner (written below) is what the bundled entry loads with V8's code cache.
+const cjsDir = 'myclaw-cjs';
+const runnerFile = 'runner.cjs';
+const runnerBundle = {
+  name: 'runner-bundle',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]dist[\\/]cli[\\/]Bundled\.js$/ }, () => ({
+      contents: `export const runnerBundle = ${JSON.stringify({ dir: `./${cjsDir}/`, entry: runnerFile })}\n`,
+      loader: 'js',
+    }));
+  },
+};
 
 // The version is read from ../package.json relative to the module; in a chunk that path is elsewhere,
 // so the bundle gets the version as a constant.
@@ -62,7 +75,18 @@ const serverWithoutTestClient = {
       if (withoutClient.includes('NodeHttpClient')) {
         throw new Error(`${args.path}: the HTTP client is used beyond the test layer; update ${import.meta.url}`);
       }
-      return { contents: withoutClient, loader: 'js' };
+      // The WebSocket library (about 18 ms to load on its own) is loaded when a first connection asks for an
+      // upgrade, which myclaw's routes never do, instead of before the server listens.
+      const wsOnUpgrade = withoutClient
+        .replace('import * as WS from "ws";\n', '')
+        .replace(
+          'Effect.sync(() => new WS.WebSocketServer({',
+          'Effect.map(Effect.promise(() => import("ws")), (WS) => new WS.WebSocketServer({',
+        );
+      if (wsOnUpgrade.includes('import * as WS') || !wsOnUpgrade.includes('import("ws")')) {
+        throw new Error(`${args.path}: the WebSocket server is made elsewhere than expected; update ${import.meta.url}`);
+      }
+      return { contents: wsOnUpgrade, loader: 'js' };
     });
   },
 };
@@ -112,11 +136,54 @@ const result = await esbuild.build({
   external,
   // CommonJS dependencies inside an ES module bundle call require() for Node's own modules.
   banner: { js: 'import { createRequire as __myclawRequire } from "node:module"; const require = __myclawRequire(import.meta.url);' },
-  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, subpathImports],
+  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, runnerBundle, subpathImports],
   metafile: true,
   logLevel: 'warning',
   legalComments: 'none',
 });
+
+// The CommonJS copy of the chunks, for Node 20, which has a compile cache for CommonJS code compiled through
+// vm.Script but none for ES modules: each chunk converted alone (its imports become require() of the copies, its
+// dynamic imports a require() in a promise), so that a command loads the same files as with the ES modules. The
+// chunk the entry imports for every command but --help/--version is written as runner.cjs.
+const chunksDir = 'dist/cli/myclaw-chunks';
+const banner = 'import { createRequire as __myclawRequire } from "node:module"; const require = __myclawRequire(import.meta.url);\n';
+const entryOutput = result.metafile.outputs['dist/cli/myclaw.mjs'];
+const runners = entryOutput.imports.filter((imported) => imported.kind === 'dynamic-import').map((imported) => imported.path);
+if (runners.length !== 1) throw new Error(`the entry should import one command runner, it imports ${runners.join(', ')}`);
+const runnerChunk = runners[0].slice(`${chunksDir}/`.length);
+for (const [output, { imports }] of Object.entries(result.metafile.outputs)) {
+  if (imports.some((imported) => imported.path === runners[0])) {
+    if (output !== 'dist/cli/myclaw.mjs') throw new Error(`${output} imports the command runner: only the entry may`);
+  }
+}
+rmSync(`dist/cli/${cjsDir}`, { recursive: true, force: true });
+mkdirSync(`dist/cli/${cjsDir}`);
+const cjsName = (chunk) => (chunk === runnerChunk ? runnerFile : chunk.replace(/\.mjs$/, '.cjs'));
+await Promise.all(
+  readdirSync(chunksDir)
+    .filter((chunk) => chunk.endsWith('.mjs'))
+    .map(async (chunk) => {
+      const source = readFileSync(`${chunksDir}/${chunk}`, 'utf8');
+      if (!source.startsWith(banner)) throw new Error(`${chunk} does not start with the bundle's banner`);
+      const code = source.slice(banner.length);
+      // CommonJS has no import.meta: a chunk that uses it cannot be copied as is.
+      if (code.includes('import.meta')) throw new Error(`${chunk} uses import.meta: update ${import.meta.url}`);
+      const converted = await esbuild.transform(code, {
+        sourcefile: chunk,
+        format: 'cjs',
+        platform: 'node',
+        target: 'node20',
+        supported: { 'dynamic-import': false },
+        logLevel: 'error',
+        legalComments: 'none',
+      });
+      const copy = converted.code.replace(/require\("\.\/([^"/]+\.mjs)"\)/g, (_, name) => `require("./${cjsName(name)}")`);
+      if (/require\("[^"]*\.mjs"\)/.test(copy)) throw new Error(`${chunk}: a require of an ES module is left in its copy`);
+      // Written as the function the loader calls (src/cli/CodeCache.ts), so that it compiles the file as read.
+      writeFileSync(`dist/cli/${cjsDir}/${cjsName(chunk)}`, `(function (exports, require, module) {"use strict";${copy}\n})`);
+    }),
+);
 
 // Which modules each chunk holds and what it imports: what the bundle tests check.
 writeFileSync('dist/cli/myclaw-meta.json', JSON.stringify(result.metafile));

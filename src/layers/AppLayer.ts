@@ -23,6 +23,7 @@ import { PromptBuilderLive } from "./PromptBuilderLive.js"
 import { RunningTurnsLive } from "./RunningTurnsLive.js"
 import { RedactedLogs } from "./secrets/RedactedLogs.js"
 import { SecretsLive } from "./secrets/SecretsLive.js"
+import { makeStateLayer } from "./StateLayer.js"
 import { TraceSinkLive } from "./TraceSinkLive.js"
 
 /** What every part may use: the configuration, the workspace and the platform. */
@@ -81,12 +82,7 @@ export interface AppParts<
   readonly plans?: Layer.Layer<PlanCache, never, Foundation>
 }
 
-/** The audit log and the budget kept beside it (what the budget commands need, without the turn's services). */
-export const makeStateLayer = <AAudit, EAudit, ABudget, EBudget, AIds, EIds>(parts: {
-  readonly ids: Layer.Layer<AIds | IdGenerator, EIds>
-  readonly audit: Layer.Layer<AAudit | AuditLog, EAudit, Foundation>
-  readonly budget: Layer.Layer<ABudget | Budget, EBudget, Foundation | AuditLog | IdGenerator>
-}) => parts.budget.pipe(Layer.provideMerge(parts.audit), Layer.provideMerge(parts.ids))
+export { makeStateLayer }
 
 /**
  * The application graph, built in one place from its parts: state (audit log, budget), the turn's services, the

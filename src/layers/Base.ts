@@ -1,11 +1,11 @@
 import { HttpClient, type HttpClientError } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
-import { makeStateLayer } from "./AppLayer.js"
 import { AuditLogFile } from "./audit/AuditLogFile.js"
 import { BudgetLive, BudgetReadOnly } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
+import { makeStateLayer } from "./StateLayer.js"
 import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
 
 // The layers of the commands that need no agent runtime (budget, doctor, backup, audit): kept apart from Main so

@@ -85,6 +85,28 @@ describe("the bundled command line", () => {
     assert.isTrue(bundles(meta, closure(meta, chunk("NodeHttpClient")), /undici/))
   })
 
+  it("serve loads the WebSocket library only for an upgrade, in a chunk of its own", () => {
+    const meta = metafile()
+    const serve = outputOf(
+      NodePath.join(chunksDir, NodeFs.readdirSync(chunksDir).find((file) => file.startsWith("Serve-"))!)
+    )
+    assert.isFalse(bundles(meta, closure(meta, serve), /ws/))
+    const upgrade = meta.outputs[serve]!.imports.filter((imported) => imported.kind === "dynamic-import")
+    assert.isTrue(upgrade.some((imported) => bundles(meta, closure(meta, imported.path), /ws/)))
+  })
+
+  it("every chunk has a CommonJS copy, the command runner's under a fixed name, the entry none", () => {
+    const meta = metafile()
+    const copies = NodePath.resolve("dist/cli/myclaw-cjs")
+    const runner = meta.outputs[outputOf(main)]!.imports.find((imported) => imported.kind === "dynamic-import")!
+    for (const chunk of NodeFs.readdirSync(chunksDir).filter((name) => name.endsWith(".mjs"))) {
+      const copy = chunk === NodePath.basename(runner.path) ? "runner.cjs" : chunk.replace(/\.mjs$/, ".cjs")
+      const text = NodeFs.readFileSync(NodePath.join(copies, copy), "utf8")
+      assert.notMatch(text, /import\.meta|require\("[^"]*\.mjs"\)/, copy)
+    }
+    assert.include(NodeFs.readFileSync(NodePath.join(copies, "runner.cjs"), "utf8"), "main")
+  })
+
   it.effect("--version prints the package's version, from the bundle and from bin/myclaw.js", () =>
     Effect.gen(function*() {
       const bundled = yield* myclaw(["--version"])
