@@ -1,8 +1,8 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Exit, Scope } from "effect"
-import * as NodeFs from "node:fs"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
+import { appendAll, type AppendError } from "../files/Append.js"
 import type { Head } from "./Heads.js"
 import type { EpochKey } from "./Keys.js"
 import { joinPath } from "./Lines.js"
@@ -10,27 +10,17 @@ import { monthlyFile, monthOfMillis } from "./Rotation.js"
 import { MONTHLY_CHAIN, monthOfFile, sealLine, sha256 } from "./Seal.js"
 
 /**
- * How a batch's bytes reach an audit file open to append (`fd`): all of them, or it throws. Tests give one that
+ * How a batch's bytes reach an audit file open to append (`fd`): all of them, or an error. Tests give one that
  * fails halfway, as a full disk does.
  */
-export type AppendBytes = (fd: number, bytes: Uint8Array) => void
-
-/**
- * A plain write to the open file, in the writer fiber: copying a batch of lines into the page cache takes
- * microseconds, where a write through the I/O threads waits for one of them to wake up (hundreds of
- * microseconds on a busy machine) before the appends it carries can be answered.
- */
-export const appendBytesSync: AppendBytes = (fd, bytes) => {
-  let offset = 0
-  while (offset < bytes.length) offset += NodeFs.writeSync(fd, bytes, offset, bytes.length - offset)
-}
+export type AppendBytes = (fd: number, bytes: Uint8Array) => Effect.Effect<void, AppendError>
 
 /**
  * The files the writer appends to, kept open (`O_APPEND`, through the platform FileSystem). Each chain's records
  * of a batch are sealed in order and written with one write of whole lines (`appendBytes`); a write that fails
  * is cut back to the last whole line, so the file never keeps half a record while myclaw runs.
  */
-export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appendBytesSync) =>
+export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appendAll) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const handles = new Map<string, { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }>()
@@ -132,7 +122,7 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
         }
         const bytes = Buffer.from(lines.join("\n") + "\n")
         const file = yield* handleOf(target)
-        yield* Effect.try({ try: () => appendBytes(file.fd, bytes), catch: (error) => ({ message: messageOf(error) }) })
+        yield* appendBytes(file.fd, bytes)
           .pipe(
             Effect.catchAll((error) =>
               file.truncate(FileSystem.Size(head.size)).pipe(

@@ -1,5 +1,4 @@
 import { DateTime, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
-import * as NodeFsSync from "node:fs"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
@@ -7,6 +6,7 @@ import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
+import { appendAll } from "../files/Append.js"
 import { makeGroupCommit } from "../files/GroupCommit.js"
 import { restoreAside, storeAside } from "./Blobs.js"
 import { findTrace, listTraces } from "./TraceIndex.js"
@@ -91,16 +91,13 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         return handle
       })
 
-    // Written in the writer fiber without a round trip to the I/O threads: appending a batch of lines to a
-    // file that is open is a copy into the page cache, microseconds; syncing is what takes time, and that is
-    // never done here under "batch".
+    // A batch of a few traces is written by the writer fiber itself (see appendAll); syncing is what takes time,
+    // and under "batch" that is never done here.
     const append = (file: string, lines: string) =>
       Effect.gen(function*() {
         const handle = yield* handleFor(file)
-        yield* Effect.try({
-          try: () => writeAllSync(handle.fd, Buffer.from(lines)),
-          catch: ioError(file, "cannot append the trace")
-        }).pipe(
+        yield* appendAll(handle.fd, Buffer.from(lines)).pipe(
+          Effect.mapError(ioError(file, "cannot append the trace")),
           // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
           Effect.tapError(() => syncing.withPermits(1)(Effect.promise(() => closeHandles().catch(() => undefined))))
         )
@@ -172,12 +169,6 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       list: (filter) => Effect.map(listTraces(dir, filter), (listed) => listed.traces)
     })
   })
-
-/** Writes every byte of `bytes` at the end of a file opened to append: one write call unless one comes back short. */
-const writeAllSync = (fd: number, bytes: Buffer) => {
-  let offset = 0
-  while (offset < bytes.length) offset += NodeFsSync.writeSync(fd, bytes, offset, bytes.length - offset)
-}
 
 /**
  * Cuts a last line without its newline (a write cut short by a crash) off the end of `file` and appends it to

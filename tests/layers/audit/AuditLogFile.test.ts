@@ -5,8 +5,8 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { gunzipSync } from "node:zlib"
 import { makeAuditLogFile } from "../../../src/layers/audit/AuditLogFile.js"
-import { appendBytesSync } from "../../../src/layers/audit/ChainFiles.js"
 import { genesisOf, sha256 } from "../../../src/layers/audit/Seal.js"
+import { appendAll, AppendError } from "../../../src/layers/files/Append.js"
 import {
   appendTraces,
   breaks,
@@ -272,11 +272,13 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       const dirs = yield* makeDirs
       let diskFull = false
       // Half the batch reaches the disk, then the disk is full.
-      const appendBytes = (fd: number, bytes: Uint8Array) => {
-        if (!diskFull) return appendBytesSync(fd, bytes)
-        appendBytesSync(fd, bytes.subarray(0, bytes.length >> 1))
-        throw new Error("ENOSPC: no space left on device, write")
-      }
+      const appendBytes = (fd: number, bytes: Uint8Array) =>
+        diskFull
+          ? Effect.zipRight(
+            appendAll(fd, bytes.subarray(0, bytes.length >> 1)),
+            Effect.fail(new AppendError({ message: "ENOSPC: no space left on device, write" }))
+          )
+          : appendAll(fd, bytes)
       const log = yield* makeAuditLogFile({
         auditDir: dirs.auditDir,
         keyDir: dirs.keyDir,
