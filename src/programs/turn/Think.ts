@@ -1,10 +1,10 @@
-import { Clock, Data, Effect, Either } from "effect"
+import { Data, Effect } from "effect"
 import type { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
-import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
+import { defaultTracer } from "../Spans.js"
 
 export type Thought = Data.TaggedEnum<{
   Answered: { readonly step: ThoughtStep; readonly response: LlmResponse }
@@ -40,32 +40,60 @@ const thoughtStep = (
 /**
  * One LLM call on the request's tier (the Llm layer times out, retries and fails over within the tier, and
  * reserves and settles its cost in the day's budget): the ThoughtStep, with the request's fingerprint (and the
- * request itself when `recordRequest`), or why there is none.
+ * request itself when `recordRequest`), or why there is none. One chain of effects, no generator, one clock
+ * and one tracer lookup: it runs for every Thought; the span and its GenAI attributes only when a tracer
+ * exports them.
  */
-export const think = Effect.fnUntraced(function*(request: LlmRequest, recordRequest = false) {
-  yield* annotateWhenTraced(() => ({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }))
-  const started = yield* Clock.currentTimeMillis
-  const result = yield* Effect.either((yield* Llm).generate(request))
-  if (Either.isLeft(result)) {
-    const error = result.left
-    yield* annotateWhenTraced(() => ({ "error.type": error._tag === "LlmError" ? error.reason : error._tag }))
-    return Thought.Failed({ error: result.left })
-  }
-  const response = result.right
-  yield* annotateWhenTraced(() => ({
-    "gen_ai.provider.name": response.provider.split(":")[0]!,
-    "gen_ai.request.model": response.model,
-    "gen_ai.response.model": response.model,
-    "gen_ai.usage.input_tokens": response.usage.input,
-    "gen_ai.usage.output_tokens": response.usage.output,
-    "gen_ai.usage.cached_input_tokens": response.usage.cached,
-    "gen_ai.response.finish_reasons": [response.finishReason],
-    "myclaw.tier": response.tier,
-    "myclaw.cost_usd": response.costUsd
-  }))
-  const finished = yield* Clock.currentTimeMillis
-  return Thought.Answered({ step: thoughtStep(response, finished - started, request, recordRequest), response })
-}, withSpanWhenTraced("Turn.thought"))
+export const think = (request: LlmRequest, recordRequest = false): Effect.Effect<Thought, never, Llm> =>
+  Effect.tracerWith((tracer) => {
+    const traced = tracer !== defaultTracer
+    const call = Effect.flatMap(Llm, (llm) =>
+      Effect.clockWith((clock) => {
+        const started = clock.unsafeCurrentTimeMillis()
+        return Effect.matchEffect(llm.generate(request), {
+          onFailure: (error) => {
+            const failed = Thought.Failed({ error })
+            return traced
+              ? Effect.as(
+                Effect.annotateCurrentSpan({ "error.type": error._tag === "LlmError" ? error.reason : error._tag }),
+                failed
+              )
+              : Effect.succeed(failed)
+          },
+          onSuccess: (response) => {
+            const answered = Thought.Answered({
+              step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest),
+              response
+            })
+            return traced
+              ? Effect.as(Effect.annotateCurrentSpan(responseAttributes(response)), answered)
+              : Effect.succeed(answered)
+          }
+        })
+      }))
+    return traced
+      ? Effect.withSpan(
+        Effect.zipRight(
+          Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
+          call
+        ),
+        "Turn.thought"
+      )
+      : call
+  })
+
+/** The GenAI attributes of an answered call, on its Thought span. */
+const responseAttributes = (response: LlmResponse) => ({
+  "gen_ai.provider.name": response.provider.split(":")[0]!,
+  "gen_ai.request.model": response.model,
+  "gen_ai.response.model": response.model,
+  "gen_ai.usage.input_tokens": response.usage.input,
+  "gen_ai.usage.output_tokens": response.usage.output,
+  "gen_ai.usage.cached_input_tokens": response.usage.cached,
+  "gen_ai.response.finish_reasons": [response.finishReason],
+  "myclaw.tier": response.tier,
+  "myclaw.cost_usd": response.costUsd
+})
 
 /** A summary's text from the Thought that wrote it, or why there is none (a failed call, an empty answer). */
 export const summaryOf = (thought: Thought): { readonly written: string; readonly failure: string | null } => {
