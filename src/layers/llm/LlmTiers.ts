@@ -185,45 +185,67 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
       }
     })
 
+  // The providers of the tier in turn, as one chain of effects (it runs for every model call): the first that
+  // answers wins; a refusal by the budget moves on to the next (it is about that provider's price, not its
+  // health); a failure is recorded and, when transient, moves on too.
   const inTier = (list: ReadonlyArray<Provider>, request: LlmRequest, tier: Tier) =>
-    Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
+    Effect.clockWith((clock) => {
+      const now = clock.unsafeCurrentTimeMillis()
       const ready = list.filter((p) => stateOf(p).cooldownUntil <= now)
       const cooling = list.filter((p) => stateOf(p).cooldownUntil > now)
         .sort((a, b) => stateOf(a).cooldownUntil - stateOf(b).cooldownUntil)
+      const order = cooling.length === 0 ? ready : [...ready, ...cooling]
       const failed: Array<FailedAttempt> = []
       let last: LlmError | undefined
       let refused: BudgetExceeded | undefined
-      for (const p of [...ready, ...cooling]) {
-        const result = yield* Effect.either(withRetries(p, request, failed))
-        if (result._tag === "Right") {
-          const response = result.right
-          const state = stateOf(p)
-          state.failures = 0
-          state.cooldownUntil = 0
-          state.lastSuccessAt = yield* Clock.currentTimeMillis
-          const costUsd = yield* cost(response.model, response.usage)
-          if (failed.length > 0) yield* Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`)
-          return { ...response, provider: p.name, tier, costUsd, failedAttempts: failed } satisfies LlmResponse
-        }
-        if (result.left._tag === "BudgetExceeded") {
-          // A refusal is about this provider's price, not its health: the next one is tried if its worst case fits.
-          refused ??= result.left
-          continue
-        }
-        last = result.left
-        yield* recordFailure(p, last)
-        if (!isTransient(last)) break
+
+      const answered = (p: Provider, response: ProviderResponse) => {
+        const state = stateOf(p)
+        state.failures = 0
+        state.cooldownUntil = 0
+        state.lastSuccessAt = clock.unsafeCurrentTimeMillis()
+        return Effect.flatMap(cost(response.model, response.usage), (costUsd) => {
+          const answer = { ...response, provider: p.name, tier, costUsd, failedAttempts: failed } satisfies LlmResponse
+          return failed.length === 0
+            ? Effect.succeed(answer)
+            : Effect.as(Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`), answer)
+        })
       }
+
       // Only when no provider was called at all is the budget the reason the call failed.
-      if (last === undefined) return yield* refused!
-      return yield* new LlmError({
-        reason: last.reason,
-        provider: last.provider,
-        message: failed.length > 1 ? `${last.message} (after ${failed.length} attempts)` : last.message,
-        attempts: failed,
-        ...(last.status === undefined ? {} : { status: last.status })
-      })
+      const exhausted = Effect.suspend((): Effect.Effect<never, LlmError | BudgetExceeded> =>
+        last === undefined ? Effect.fail(refused!) : Effect.fail(
+          new LlmError({
+            reason: last.reason,
+            provider: last.provider,
+            message: failed.length > 1 ? `${last.message} (after ${failed.length} attempts)` : last.message,
+            attempts: failed,
+            ...(last.status === undefined ? {} : { status: last.status })
+          })
+        )
+      )
+
+      const from = (i: number): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
+        if (i === order.length) return exhausted
+        const p = order[i]!
+        return Effect.matchEffect(withRetries(p, request, failed), {
+          onSuccess: (response) => answered(p, response),
+          onFailure: (error) => {
+            if (error._tag === "BudgetExceeded") {
+              refused ??= error
+              return from(i + 1)
+            }
+            last = error
+            return Effect.zipRight(
+              recordFailure(p, error),
+              isTransient(error)
+                ? Effect.suspend(() => from(i + 1))
+                : exhausted
+            )
+          }
+        })
+      }
+      return from(0)
     })
 
   const generate = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
