@@ -85,12 +85,15 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
 
   const runOne = (run: Run) =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const exit = yield* Effect.exit(restore(execute(run, traceId)))
-        const observation = yield* observe(run, exit, identity)
-        yield* update((current) => TurnState.observed(current, observation))
-        if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
-      })
+      Effect.flatMap(
+        Effect.exit(restore(execute(run, traceId))),
+        (exit) =>
+          Effect.flatMap(observe(run, exit, identity), (observation) =>
+            Effect.zipRight(
+              update((current) => TurnState.observed(current, observation)),
+              Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.void
+            ))
+      )
     )
 
   /** Read-only calls side by side; each is recorded, in the model's order, even when the turn is interrupted. */
