@@ -1,10 +1,20 @@
 import { Effect, type Tracer } from "effect"
 
 /** The tracer every fiber starts with: its spans are kept by nobody (no exporter reads them). */
-export const defaultTracer = Effect.runSync(Effect.tracer)
+const defaultTracer = Effect.runSync(Effect.tracer)
+
+/**
+ * `traced()` when a tracer that exports spans (OTLP, a test's) is installed around the current fiber, else
+ * `untraced`, with one lookup: a program that makes a span and annotates it checks once.
+ */
+export const whenTraced = <A, E, R, A2, E2, R2>(
+  untraced: Effect.Effect<A, E, R>,
+  traced: () => Effect.Effect<A2, E2, R2>
+): Effect.Effect<A | A2, E | E2, R | R2> =>
+  Effect.tracerWith((tracer): Effect.Effect<A | A2, E | E2, R | R2> => tracer === defaultTracer ? untraced : traced())
 
 /** True when a tracer that exports spans (OTLP, a test's) is installed around the current fiber. */
-export const tracing: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== defaultTracer)
+export const tracing: Effect.Effect<boolean> = whenTraced(Effect.succeed(false), () => Effect.succeed(true))
 
 /**
  * `Effect.withSpan` on a hot path: the span (and its attributes, built by `options`) is made only when a tracer
@@ -14,14 +24,8 @@ export const tracing: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer
 export const withSpanWhenTraced =
   (name: string, options?: () => Tracer.SpanOptions) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.flatMap(
-      Effect.tracer,
-      (tracer) => tracer === defaultTracer ? self : Effect.withSpan(self, name, options === undefined ? {} : options())
-    )
+    whenTraced(self, () => Effect.withSpan(self, name, options === undefined ? {} : options()))
 
 /** `Effect.annotateCurrentSpan` on a hot path: the attributes are built only when a tracer exports them. */
 export const annotateWhenTraced = (attributes: () => Record<string, unknown>): Effect.Effect<void> =>
-  Effect.flatMap(
-    Effect.tracer,
-    (tracer) => tracer === defaultTracer ? Effect.void : Effect.annotateCurrentSpan(attributes())
-  )
+  whenTraced(Effect.void, () => Effect.annotateCurrentSpan(attributes()))

@@ -7,7 +7,7 @@ import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import type { Workspace } from "../../services/Workspace.js"
 import { keepForUndo } from "../rules/UndoSnapshots.js"
-import { defaultTracer } from "../Spans.js"
+import { whenTraced } from "../Spans.js"
 import { actionStep, type Gate, type Run } from "./Gate.js"
 import { reportProgress } from "./Progress.js"
 import { suspicionOf, taintOf } from "./Provenance.js"
@@ -54,13 +54,12 @@ export const execute = (run: Run, traceId: string): Effect.Effect<Executed, neve
         )
         const edit = { traceId, target: run.prepared.target, approvalRequestId: run.approvalRequestId }
         const ran = run.tool.hasSideEffects ? recordingEdits(edit, timed) : timed
-        const spanned = Effect.tracerWith((tracer) =>
-          tracer === defaultTracer ? ran : Effect.withSpan(
+        const spanned = whenTraced(ran, () =>
+          Effect.withSpan(
             Effect.tap(ran, ({ result }) => Effect.annotateCurrentSpan({ "myclaw.tool.status": result.status })),
             "Turn.action",
             { attributes: actionAttributes(run, "not_run") }
-          )
-        )
+          ))
         // What a workspace file held before a write: what `/undo` puts back.
         return run.tool.hasSideEffects && run.tool.targetKind === "path" && run.prepared.target !== ""
           ? Effect.zipRight(keepForUndo(traceId, run.prepared.target), spanned)

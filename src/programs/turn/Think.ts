@@ -4,7 +4,7 @@ import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
-import { defaultTracer } from "../Spans.js"
+import { whenTraced } from "../Spans.js"
 
 export type Thought = Data.TaggedEnum<{
   Answered: { readonly step: ThoughtStep; readonly response: LlmResponse }
@@ -45,42 +45,41 @@ const thoughtStep = (
  * exports them.
  */
 export const think = (request: LlmRequest, recordRequest = false): Effect.Effect<Thought, never, Llm> =>
-  Effect.tracerWith((tracer) => {
-    const traced = tracer !== defaultTracer
-    const call = Effect.flatMap(Llm, (llm) =>
-      Effect.clockWith((clock) => {
-        const started = clock.unsafeCurrentTimeMillis()
-        return Effect.matchEffect(llm.generate(request), {
-          onFailure: (error) => {
-            const failed = Thought.Failed({ error })
-            return traced
-              ? Effect.as(
-                Effect.annotateCurrentSpan({ "error.type": error._tag === "LlmError" ? error.reason : error._tag }),
-                failed
-              )
-              : Effect.succeed(failed)
-          },
-          onSuccess: (response) => {
-            const answered = Thought.Answered({
-              step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest),
-              response
-            })
-            return traced
-              ? Effect.as(Effect.annotateCurrentSpan(responseAttributes(response)), answered)
-              : Effect.succeed(answered)
-          }
-        })
-      }))
-    return traced
-      ? Effect.withSpan(
-        Effect.zipRight(
-          Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
-          call
-        ),
-        "Turn.thought"
-      )
-      : call
-  })
+  whenTraced(call(request, recordRequest, false), () =>
+    Effect.withSpan(
+      Effect.zipRight(
+        Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
+        call(request, recordRequest, true)
+      ),
+      "Turn.thought"
+    ))
+
+/** The call and its Thought; with `traced`, the outcome's attributes on the current span. */
+const call = (request: LlmRequest, recordRequest: boolean, traced: boolean) =>
+  Effect.flatMap(Llm, (llm) =>
+    Effect.clockWith((clock) => {
+      const started = clock.unsafeCurrentTimeMillis()
+      return Effect.matchEffect(llm.generate(request), {
+        onFailure: (error): Effect.Effect<Thought> => {
+          const failed = Thought.Failed({ error })
+          return traced
+            ? Effect.as(
+              Effect.annotateCurrentSpan({ "error.type": error._tag === "LlmError" ? error.reason : error._tag }),
+              failed
+            )
+            : Effect.succeed(failed)
+        },
+        onSuccess: (response): Effect.Effect<Thought> => {
+          const answered = Thought.Answered({
+            step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest),
+            response
+          })
+          return traced
+            ? Effect.as(Effect.annotateCurrentSpan(responseAttributes(response)), answered)
+            : Effect.succeed(answered)
+        }
+      })
+    }))
 
 /** The GenAI attributes of an answered call, on its Thought span. */
 const responseAttributes = (response: LlmResponse) => ({
