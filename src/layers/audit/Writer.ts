@@ -241,16 +241,15 @@ export const makeWriter = (options: WriterOptions) =>
           } else {
             for (const job of appends) yield* Deferred.done(job.done, exit)
           }
-          const open = yield* Ref.get(session)
-          if (Option.isSome(open) && open.value.sinceCheckpoint >= CHECKPOINT_EVERY) {
-            yield* checkpoint(open.value, "count", yield* Clock.currentTimeMillis).pipe(
+          const current = yield* Ref.get(session)
+          if (Option.isSome(current) && current.value.sinceCheckpoint >= CHECKPOINT_EVERY) {
+            yield* checkpoint(current.value, "count", yield* Clock.currentTimeMillis).pipe(
               Effect.catchAll((error) =>
                 Effect.logError(`audit: the checkpoint could not be written: ${error.message}`)
               )
             )
           }
           // Another process is waiting to write: hand the folder over after this batch.
-          const current = yield* Ref.get(session)
           if (Option.isSome(current) && handoffRequested(auditDir)) {
             yield* close(current.value)
             yield* awaitTaker(auditDir)
