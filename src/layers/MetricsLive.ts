@@ -89,12 +89,13 @@ const llmDurationBy = perValue((tier) => Metric.fromMetricKey(MetricKey.tagged(l
 const activeSessionsBy = perValue((channel) =>
   Metric.fromMetricKey(MetricKey.tagged(activeSessionsKey, "channel", channel))
 )
-const approvalsBy = perValue((labels) => {
-  const [verdict, via] = labels.split("/") as [string, string]
-  return Metric.fromMetricKey(
-    MetricKey.taggedWithLabels(approvalsKey, [MetricLabel.make("verdict", verdict), MetricLabel.make("via", via)])
+const approvalsBy = perValue((verdict) =>
+  perValue((via) =>
+    Metric.fromMetricKey(
+      MetricKey.taggedWithLabels(approvalsKey, [MetricLabel.make("verdict", verdict), MetricLabel.make("via", via)])
+    )
   )
-})
+)
 
 /** Every series has both labels: `via` says which window or grant granted, and who or what denied. */
 const approvalCounter = (approval: ApprovalRecord) => {
@@ -104,7 +105,7 @@ const approvalCounter = (approval: ApprovalRecord) => {
     : approval.via === "timeout"
     ? { verdict: "timeout", via: "timeout" }
     : { verdict: "denied", via: deniedVia }
-  return approvalsBy(`${labels.verdict}/${labels.via}`)
+  return approvalsBy(labels.verdict)(labels.via)
 }
 
 /**
@@ -135,7 +136,7 @@ export const MetricsLive = Layer.effect(
     )
     yield* Effect.forEach(
       approvalLabels,
-      (labels) => Metric.incrementBy(approvalsBy(`${labels.verdict}/${labels.via}`), 0)
+      (labels) => Metric.incrementBy(approvalsBy(labels.verdict)(labels.via), 0)
     )
 
     const errors: Array<number> = []
