@@ -3,7 +3,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { WorkspaceError } from "../domain/Errors.js"
 import type { Message, SystemBlock } from "../domain/LlmTypes.js"
-import type { SessionTurn } from "../domain/Session.js"
+import type { SessionHistory, SessionTurn } from "../domain/Session.js"
 import { isoAt } from "../domain/Time.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
@@ -79,7 +79,12 @@ export const PromptBuilderLive = Layer.effect(
     yield* read("SOUL.md").pipe(Effect.ignore)
 
     const build = Effect.fnUntraced(
-      function*(input: { sessionId: string; channel: string; userMessage: string }) {
+      function*(input: {
+        sessionId: string
+        channel: string
+        userMessage: string
+        history?: SessionHistory | undefined
+      }) {
         const soul = yield* read("SOUL.md")
         const identity = yield* read("IDENTITY.md")
         const user = yield* read("USER.md")
@@ -98,7 +103,7 @@ export const PromptBuilderLive = Layer.effect(
           { name: "tools", text: tools, stable: true },
           { name: "memory", text: [user, memory].filter((text) => text?.trim()).join("\n\n"), stable: true }
         ]
-        const stored = yield* sessions.history(input.sessionId, input.channel)
+        const stored = input.history ?? (yield* sessions.history(input.sessionId, input.channel))
         const conversation = conversationOf(stored.turns)
         const history = conversation.turns.map(pastTurn)
         const messages: Array<Message> = []

@@ -15,6 +15,7 @@ import type { Llm } from "../services/Llm.js"
 import type { MyclawConfig } from "../services/MyclawConfig.js"
 import type { Policy } from "../services/Policy.js"
 import type { Secrets } from "../services/Secrets.js"
+import type { Sessions } from "../services/Sessions.js"
 import { Workspace } from "../services/Workspace.js"
 import { type Foundation, makeAppLayer } from "./AppLayer.js"
 import { ApprovalAskerScripted, ownerAnswer } from "./approvals/ApprovalChannelScripted.js"
@@ -66,9 +67,9 @@ export interface TestOptions {
   readonly traceStore?: "memory" | "file"
   /**
    * `sqlite` keeps sessions as production does, in the workspace's SQLite file (the default when traces are
-   * kept in files); `memory` otherwise.
+   * kept in files); `memory` otherwise; or another sessions layer (e.g. one that counts its reads).
    */
-  readonly sessions?: "memory" | "sqlite"
+  readonly sessions?: "memory" | "sqlite" | Layer.Layer<Sessions, unknown, Foundation | IdGenerator>
   /**
    * Tools added to the built-in ones (and to those of the MCP servers the configuration names); made by an
    * effect when they resolve secrets at execution.
@@ -104,6 +105,12 @@ export const TestLayer = (options: TestOptions) => {
     unknown,
     Policy | AuditLog | MyclawConfig | Workspace | IdGenerator | ApprovalChannel | FileSystem.FileSystem
   > = options.approvals ?? ApprovalsSqlite
+  const kept = options.sessions ?? (options.traceStore === "file" ? "sqlite" : "memory")
+  const sessions: Layer.Layer<Sessions, unknown, Foundation | IdGenerator> = typeof kept !== "string"
+    ? kept
+    : kept === "sqlite"
+    ? SessionsSqlite
+    : SessionsMemory
   return makeAppLayer({
     base: MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)(options.config ?? {})).pipe(
       Layer.merge(options.home === undefined ? WorkspaceTemp : WorkspaceAt(options.home)),
@@ -113,9 +120,7 @@ export const TestLayer = (options: TestOptions) => {
     audit: options.audit ?? AuditLogMemory,
     budget: BudgetLive,
     traceStore: options.traceStore === "file" ? TraceStoreFileRecorded : TraceStoreMemory,
-    sessions: (options.sessions ?? (options.traceStore === "file" ? "sqlite" : "memory")) === "sqlite"
-      ? SessionsSqlite
-      : SessionsMemory,
+    sessions,
     tools: Effect.isEffect(options.tools)
       ? Layer.unwrapEffect(Effect.map(options.tools, (tools) => ToolRegistryConfigured(tools)))
       : ToolRegistryConfigured(options.tools ?? []),

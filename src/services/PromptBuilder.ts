@@ -2,7 +2,7 @@ import { Context } from "effect"
 import type { Effect } from "effect"
 import type { TraceStoreError, WorkspaceError } from "../domain/Errors.js"
 import type { Message, SystemBlock } from "../domain/LlmTypes.js"
-import type { SessionError } from "../domain/Session.js"
+import type { SessionError, SessionHistory } from "../domain/Session.js"
 import type { Tool } from "../domain/Tool.js"
 import type { ToolResult } from "../domain/ToolCall.js"
 import type { PastTurn } from "./TraceStore.js"
@@ -28,6 +28,8 @@ export class PromptBuilder extends Context.Tag("myclaw/PromptBuilder")<PromptBui
     /** The sender: a session of another owner is refused (`SessionError` Forbidden). */
     readonly channel: string
     readonly userMessage: string
+    /** The session's history as the caller read it for this sender just before: not read a second time. */
+    readonly history?: SessionHistory | undefined
   }) => Effect.Effect<Prompt, WorkspaceError | TraceStoreError | SessionError>
   /**
    * Truncated to 2 KB (head and tail) and, for external tools, wrapped in an unforgeable `<untrusted>`

@@ -2,7 +2,7 @@ import { Clock, Effect, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { CompactionRecord } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
-import type { SessionSummary, SessionTurn } from "../../domain/Session.js"
+import type { SessionHistory, SessionSummary, SessionTurn } from "../../domain/Session.js"
 import { isoAt } from "../../domain/Time.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
@@ -89,6 +89,18 @@ export const truncatedSummary = (previous: string, from: number, to: number, rea
   return [kept, truncationNote(first, to, reason)].filter((part) => part !== "").join("\n")
 }
 
+/** What a compaction left: the session as read (no summary needed, or unreadable), or the summary's call. */
+export type SessionCompaction =
+  | { readonly _tag: "Unchanged"; readonly history: SessionHistory | undefined }
+  | {
+    readonly _tag: "Compacted"
+    readonly thought: Thought
+    readonly record: CompactionRecord
+    readonly failure: string | null
+  }
+
+const unchanged = (history: SessionHistory | undefined): SessionCompaction => ({ _tag: "Unchanged", history })
+
 /**
  * Entering a turn of a session whose verbatim history holds SUMMARISE_AT turns, or of a session already
  * summarised whose verbatim history has grown past KEEP_VERBATIM: all but the last KEEP_VERBATIM are summarised
@@ -96,17 +108,18 @@ export const truncatedSummary = (previous: string, from: number, to: number, rea
  * conversation counts: turns before the last `/new` (and the summary of them) and rule answers are not in it.
  * The call goes through the budget like any other; when it fails, the older turns are dropped from later
  * prompts with a note instead (truncation), and the turn goes on. Returns the Thought of the call (for the
- * trace), or why there is none, and what it read (for a replay); nothing for a session that needs no summary.
+ * trace), or why there is none, and what it read (for a replay). A session that needs no summary is left as it
+ * was: `Unchanged`, with the history read, for the prompt (which then does not read it again).
  */
 export const compactSession = Effect.fnUntraced(function*(input: TurnInput, recordRequest: boolean) {
   const sessions = yield* Sessions
   const history = yield* Effect.either(sessions.history(input.sessionId, input.channel))
   // A session that cannot be read is reported by the prompt builder, which reads it next.
-  if (history._tag === "Left") return null
+  if (history._tag === "Left") return unchanged(undefined)
   const conversation = conversationOf(history.right.turns)
   const summary = conversation.restarted ? null : history.right.summary
   const turns = conversation.turns
-  if (turns.length === 0 || !needsSummary(summary !== null, turns.length)) return null
+  if (turns.length === 0 || !needsSummary(summary !== null, turns.length)) return unchanged(history.right)
   const folded = turns.slice(0, turns.length - KEEP_VERBATIM)
   const ids = yield* IdGenerator
   const lines: Array<string> = []
@@ -152,9 +165,11 @@ export const compactSession = Effect.fnUntraced(function*(input: TurnInput, reco
       tainted_by: taintOf(summary, folded)
     })
   )
-  return {
+  const compacted: SessionCompaction = {
+    _tag: "Compacted",
     thought,
     record: compactionRecord(summary, turns, thought),
     failure: failure ?? (stored._tag === "Left" ? `the summary could not be stored: ${stored.left.message}` : null)
   }
+  return compacted
 }, withSpanWhenTraced("Turn.compactSession"))

@@ -228,10 +228,16 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
       yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
       return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
     }
-    const compacted = yield* compactSession(input, config.traces.recordRequests)
-    if (compacted !== null) yield* update((current) => TurnState.compacted(current, compacted))
+    const compaction = yield* compactSession(input, config.traces.recordRequests)
+    if (compaction._tag === "Compacted") yield* update((current) => TurnState.compacted(current, compaction))
     const built = yield* Effect.either(
-      promptBuilder.build({ sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage })
+      promptBuilder.build({
+        sessionId: input.sessionId,
+        channel: input.channel,
+        userMessage: input.userMessage,
+        // Read once per turn; after a summary was stored the prompt reads the session again, summary included.
+        history: compaction._tag === "Unchanged" ? compaction.history : undefined
+      })
     )
     if (built._tag === "Left") {
       const error = built.left

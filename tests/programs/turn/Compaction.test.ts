@@ -1,11 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
 import type { ScriptEntry } from "../../../src/domain/ScriptEntry.js"
 import { LlmFunction } from "../../../src/layers/llm/LlmScripted.js"
+import { SessionsSqlite } from "../../../src/layers/sessions/SessionsSqlite.js"
 import { TestLayer } from "../../../src/layers/Test.js"
 import { truncationNote } from "../../../src/programs/turn/Compact.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
+import { Sessions } from "../../../src/services/Sessions.js"
 import { thoughts } from "../../contract/fixtures.js"
 
 const isSummary = (request: LlmRequest) => request.system[0]?.name === "summariser"
@@ -31,7 +33,36 @@ const turns = (count: number, from = 1) =>
     return traces
   })
 
+/** The production sessions store, counting the history reads. */
+const countingReads = () => {
+  const reads: Array<string> = []
+  const layer = Layer.effect(
+    Sessions,
+    Effect.map(Sessions, (sessions) => ({
+      ...sessions,
+      history: (sessionId: string, owner: string) => {
+        reads.push(sessionId)
+        return sessions.history(sessionId, owner)
+      }
+    }))
+  ).pipe(Layer.provide(SessionsSqlite))
+  return { reads, layer }
+}
+
 describe("Session compression", () => {
+  it.scoped("a turn reads its session's history once; a turn that stores a summary reads it again for its prompt", () => {
+    const llm = model(() => ({ text: "SUMMARY: earlier questions." }))
+    const sessions = countingReads()
+    return Effect.gen(function*() {
+      yield* turns(20)
+      assert.strictEqual(sessions.reads.length, 20)
+      yield* turns(1, 21)
+      assert.strictEqual(sessions.reads.length, 22)
+      const block = llm.requests.at(-1)!.system.find((b) => b.name === "summary")
+      assert.include(block?.text ?? "", "SUMMARY: earlier questions.")
+    }).pipe(Effect.provide(TestLayer({ llm: llm.layer, sessions: sessions.layer })))
+  })
+
   it.scoped("the 21st turn makes exactly one summary call, on local-fast; its prompt holds the summary + 5 turns", () => {
     const llm = model(() => ({ text: "SUMMARY: the owner asked 15 questions.", usage: { input: 900, output: 300 } }))
     return Effect.gen(function*() {
