@@ -27,6 +27,12 @@ const SummaryRow = Schema.Struct({
 })
 const decodeSummaries = Schema.decodeUnknown(Schema.Array(SummaryRow))
 const decodeInfos = Schema.decodeUnknown(Schema.Array(SessionInfo))
+const HistoryRow = Schema.Struct({
+  owner: Schema.String,
+  summary: Schema.NullOr(Schema.parseJson(SessionSummary)),
+  turns: Schema.NullOr(Schema.parseJson(Schema.Array(SessionTurn)))
+})
+const decodeHistoryRows = Schema.decodeUnknown(Schema.Array(HistoryRow))
 
 const ioError = (sessionId: string, what: string) => (cause: SqlError.SqlError | unknown) =>
   new SessionError({
@@ -48,23 +54,29 @@ export const makeSessionsSql = Effect.gen(function*() {
       (rows) => Option.fromNullable(rows[0]?.owner)
     )
 
-  const summaryOf = (sessionId: string) =>
-    sql`SELECT covers_through, text, at, tainted_by FROM session_summaries WHERE session_id = ${sessionId}
-      ORDER BY covers_through DESC LIMIT 1`.pipe(
-      Effect.flatMap(decodeSummaries),
-      Effect.map((rows) => rows[0] ?? null)
-    )
+  // A session's history in one statement: its owner, and only for that owner its newest summary and the turns after
+  // it, as JSON (three statements through the SQL client cost three times its overhead, on every turn).
+  const historyRow = (sessionId: string, owner: string) =>
+    sql`SELECT s.owner AS owner,
+        CASE WHEN s.owner = ${owner} THEN (
+          SELECT json_object('covers_through', covers_through, 'text', text, 'at', at, 'tainted_by', json(tainted_by))
+          FROM session_summaries WHERE session_id = s.id ORDER BY covers_through DESC LIMIT 1
+        ) END AS summary,
+        CASE WHEN s.owner = ${owner} THEN (
+          SELECT json_group_array(json_object('seq', seq, 'trace_id', trace_id, 'user_message', user_message,
+              'final_response', final_response, 'at', at, 'prompt_tokens', prompt_tokens,
+              'cached_tokens', cached_tokens, 'response_tokens', response_tokens, 'tainted_by', json(tainted_by),
+              'answered_at', answered_at) ORDER BY seq)
+          FROM session_turns t WHERE t.session_id = s.id AND t.seq > coalesce(
+            (SELECT max(covers_through) FROM session_summaries WHERE session_id = s.id), 0)
+        ) END AS turns
+      FROM sessions s WHERE s.id = ${sessionId}`.pipe(Effect.flatMap(decodeHistoryRows))
 
   const history = (sessionId: string, owner: string) =>
-    Effect.gen(function*() {
-      const stored = yield* ownerOf(sessionId)
-      if (Option.isNone(stored)) return { summary: null, turns: [] }
-      if (stored.value !== owner) return yield* forbidden(sessionId)
-      const summary = yield* summaryOf(sessionId)
-      const after = summary?.covers_through ?? 0
-      const turns = yield* sql`SELECT * FROM session_turns WHERE session_id = ${sessionId} AND seq > ${after}
-        ORDER BY seq`.pipe(Effect.flatMap(decodeTurns))
-      return { summary, turns }
+    Effect.flatMap(historyRow(sessionId, owner), ([row]) => {
+      if (row === undefined) return Effect.succeed({ summary: null, turns: [] })
+      if (row.owner !== owner) return forbidden(sessionId)
+      return Effect.succeed({ summary: row.summary, turns: row.turns ?? [] })
     }).pipe(Effect.catchTags({
       SqlError: ioError(sessionId, "cannot read the session"),
       ParseError: ioError(sessionId, "a stored turn is unreadable")

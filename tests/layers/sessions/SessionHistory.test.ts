@@ -3,10 +3,17 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import * as NodeFs from "node:fs/promises"
+import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import { TestLayer } from "../../../src/layers/Test.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
+import { Sessions } from "../../../src/services/Sessions.js"
 import { recordingLlm } from "../../contract/fixtures.js"
+
+const Database = createRequire(import.meta.url)("better-sqlite3") as new(file: string) => {
+  prepare: (sql: string) => { run: () => unknown; get: () => unknown }
+  close: () => void
+}
 
 const turn = (userMessage: string, sessionId = "s", channel = "cli:alice") =>
   Effect.flatMap(AgentRuntime, (runtime) => runtime.handle({ userMessage, sessionId, channel }))
@@ -35,6 +42,39 @@ describe("Session history", () => {
         { role: "assistant", content: "Noted: blue.", toolCalls: [] },
         { role: "user", content: "which colour?" }
       ])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("a damaged stored turn is an error of the session's reads; the next turn fails with it and is still recorded", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const home = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-sessions-damaged-" })
+      const run = <A, E>(self: Effect.Effect<A, E, AgentRuntime | Sessions>, script: ReadonlyArray<string>) =>
+        Effect.scoped(Effect.provide(
+          self,
+          TestLayer({ home, llm: recordingLlm(script.map((text) => ({ text }))).layer, traceStore: "file" })
+        ))
+      yield* run(turn("first"), ["one"])
+      const file = NodePath.join(home, ".state", "sessions.sqlite")
+      const db = new Database(file)
+      db.prepare("UPDATE session_turns SET tainted_by = '[not json' WHERE session_id = 's'").run()
+      db.close()
+      const read = yield* run(
+        Effect.flatMap(Sessions, (sessions) => Effect.either(sessions.history("s", "cli:alice"))),
+        []
+      )
+      assert.strictEqual(read._tag, "Left")
+      if (read._tag === "Left") {
+        assert.strictEqual(read.left.reason, "Io")
+        assert.include(read.left.message, "cannot read the session")
+      }
+      // A turn of that session stops with the error in its trace, and is still recorded after the damaged one.
+      const next = yield* run(turn("second"), ["two"])
+      assert.strictEqual(next.outcome, "timeout_steps")
+      assert.include(String(next.metadata["error"]), "cannot read the session")
+      const check = new Database(file)
+      const count = check.prepare("SELECT count(*) AS n FROM session_turns WHERE session_id = 's'")
+      assert.deepStrictEqual(count.get(), { n: 2 })
+      check.close()
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scoped("a session of another owner is refused: its history is not shown to the model", () => {
