@@ -13,8 +13,9 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
+import Sessions0002, { FOREIGN_OWNER } from "./migrations/0002_record_turn.js"
 
-const migrations = Migrator.fromRecord({ "1_sessions": Sessions0001 })
+const migrations = Migrator.fromRecord({ "1_sessions": Sessions0001, "2_record_turn": Sessions0002 })
 
 const TurnRow = Schema.Struct({
   ...SessionTurn.fields,
@@ -87,32 +88,30 @@ export const makeSessionsSql = Effect.gen(function*() {
       sql.insert({ id: sessionId, channel, owner, created_at: at, last_active_at: at })
     } ON CONFLICT (id) DO NOTHING`
 
-  // Two statements, each atomic on its own, instead of a transaction of seven (each statement through the SQL
-  // client costs tens of microseconds, and this runs at the close of every turn). The first creates the session
-  // or moves its last activity on, only for its owner: no row back means another owner holds it, and nothing
-  // changed. The second numbers the turn after the session's last one in the same statement that inserts it.
+  // One statement, atomic (see the `session_turn_records` trigger): it runs at the close of every turn, and each
+  // statement through the SQL client has a cost of its own. A session of another owner aborts it, changing nothing.
   const recordTurn = (turn: Parameters<Sessions["Type"]["recordTurn"]>[0]) =>
-    Effect.gen(function*() {
-      const held = yield* sql<{ owner: string }>`INSERT INTO sessions ${
-        sql.insert({
-          id: turn.sessionId,
-          channel: channelKind(turn.owner),
-          owner: turn.owner,
-          created_at: turn.at,
-          last_active_at: turn.at
-        })
-      } ON CONFLICT (id) DO UPDATE SET last_active_at = max(last_active_at, excluded.last_active_at)
-        WHERE owner = excluded.owner
-        RETURNING owner`
-      if (held.length === 0) return yield* forbidden(turn.sessionId)
-      yield* sql`INSERT INTO session_turns (session_id, seq, trace_id, user_message, final_response, at,
-          prompt_tokens, cached_tokens, response_tokens, tainted_by, answered_at)
-        SELECT ${turn.sessionId}, coalesce(max(seq), 0) + 1, ${turn.traceId}, ${turn.userMessage},
-          ${turn.finalResponse}, ${turn.at}, ${turn.promptTokens}, ${turn.cachedTokens}, ${turn.responseTokens},
-          ${JSON.stringify(turn.taintedBy)}, ${turn.answeredAt}
-        FROM session_turns WHERE session_id = ${turn.sessionId}`
-    }).pipe(
-      Effect.catchTag("SqlError", ioError(turn.sessionId, "cannot record the turn")),
+    sql`INSERT INTO session_turn_records ${
+      sql.insert({
+        session_id: turn.sessionId,
+        channel: channelKind(turn.owner),
+        owner: turn.owner,
+        trace_id: turn.traceId,
+        user_message: turn.userMessage,
+        final_response: turn.finalResponse,
+        at: turn.at,
+        prompt_tokens: turn.promptTokens,
+        cached_tokens: turn.cachedTokens,
+        response_tokens: turn.responseTokens,
+        tainted_by: JSON.stringify(turn.taintedBy),
+        answered_at: turn.answeredAt
+      })
+    }`.pipe(
+      Effect.asVoid,
+      Effect.catchTag("SqlError", (error) =>
+        messageOf(error.cause).includes(FOREIGN_OWNER)
+          ? Effect.fail(forbidden(turn.sessionId))
+          : Effect.fail(ioError(turn.sessionId, "cannot record the turn")(error))),
       withSpanWhenTraced("Sessions.recordTurn")
     )
 
