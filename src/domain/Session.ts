@@ -65,6 +65,19 @@ export interface NewSessionTurn {
   readonly answeredAt: string | null
 }
 
+/** A new turn as its session stores it, but for its number (the store gives it the next one). */
+export const storedTurn = (turn: NewSessionTurn): Omit<SessionTurn, "seq"> => ({
+  trace_id: turn.traceId,
+  user_message: turn.userMessage,
+  final_response: turn.finalResponse,
+  at: turn.at,
+  prompt_tokens: turn.promptTokens,
+  cached_tokens: turn.cachedTokens,
+  response_tokens: turn.responseTokens,
+  tainted_by: turn.taintedBy,
+  answered_at: turn.answeredAt
+})
+
 /** The kind of channel of a sender: `telegram` for `telegram:@alice`. */
 export const channelKind = (owner: string): string => {
   const colon = owner.indexOf(":")

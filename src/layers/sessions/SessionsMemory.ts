@@ -5,7 +5,8 @@ import {
   SessionError,
   type SessionInfo,
   type SessionSummary,
-  type SessionTurn
+  type SessionTurn,
+  storedTurn
 } from "../../domain/Session.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { Sessions } from "../../services/Sessions.js"
@@ -57,18 +58,7 @@ export const SessionsMemory = Layer.effect(
               last_active_at: turn.at
             }
           const turns = stored?.turns ?? []
-          const added: SessionTurn = {
-            seq: (turns.at(-1)?.seq ?? 0) + 1,
-            trace_id: turn.traceId,
-            user_message: turn.userMessage,
-            final_response: turn.finalResponse,
-            at: turn.at,
-            prompt_tokens: turn.promptTokens,
-            cached_tokens: turn.cachedTokens,
-            response_tokens: turn.responseTokens,
-            tainted_by: turn.taintedBy,
-            answered_at: turn.answeredAt
-          }
+          const added: SessionTurn = { seq: (turns.at(-1)?.seq ?? 0) + 1, ...storedTurn(turn) }
           return update((map) =>
             map.set(turn.sessionId, {
               info: { ...info, last_active_at: Math.max(info.last_active_at, turn.at) },

@@ -6,7 +6,15 @@ import * as Migrator from "@effect/sql/Migrator"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
-import { channelKind, forbidden, SessionError, SessionInfo, SessionSummary, SessionTurn } from "../../domain/Session.js"
+import {
+  channelKind,
+  forbidden,
+  SessionError,
+  SessionInfo,
+  SessionSummary,
+  SessionTurn,
+  storedTurn
+} from "../../domain/Session.js"
 import { withSpanWhenTraced } from "../../programs/Spans.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
@@ -96,15 +104,8 @@ export const makeSessionsSql = Effect.gen(function*() {
         session_id: turn.sessionId,
         channel: channelKind(turn.owner),
         owner: turn.owner,
-        trace_id: turn.traceId,
-        user_message: turn.userMessage,
-        final_response: turn.finalResponse,
-        at: turn.at,
-        prompt_tokens: turn.promptTokens,
-        cached_tokens: turn.cachedTokens,
-        response_tokens: turn.responseTokens,
-        tainted_by: JSON.stringify(turn.taintedBy),
-        answered_at: turn.answeredAt
+        ...storedTurn(turn),
+        tainted_by: JSON.stringify(turn.taintedBy)
       })
     }`.pipe(
       Effect.asVoid,
