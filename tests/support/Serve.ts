@@ -3,6 +3,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Schema } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
+import * as NodeHttp from "node:http"
 import * as NodePath from "node:path"
 import { ExecutionTrace } from "../../src/domain/ExecutionTrace.js"
 import { main } from "./Cli.js"
@@ -79,16 +80,46 @@ export interface Answer {
   readonly body: string
 }
 
-/** POST /v1/turns; a connection cut before the whole answer arrived gives status 0. */
+/**
+ * POST /v1/turns on a connection of its own; a connection cut before the whole answer arrived gives status 0.
+ * Not `fetch`: when the server is SIGKILLed while requests are queued on its pooled connections, Node's fetch can
+ * leave them pending forever, and a crash test would wait on them instead of restarting the service.
+ */
 export const postTurn = (address: string, message: string): Promise<Answer> =>
-  fetch(`${address}/v1/turns`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
-    body: JSON.stringify({ message })
-  }).then(
-    async (response) => ({ status: response.status, body: await response.text() }),
-    () => ({ status: 0, body: "" })
-  ).catch(() => ({ status: 0, body: "" }))
+  new Promise((resolve) => {
+    const body = JSON.stringify({ message })
+    let settled = false
+    const settle = (answer: Answer) => {
+      if (settled) return
+      settled = true
+      resolve(answer)
+    }
+    const cut = () => settle({ status: 0, body: "" })
+    let responded = false
+    const request = NodeHttp.request(`${address}/v1/turns`, {
+      method: "POST",
+      agent: false,
+      headers: {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        authorization: `Bearer ${TOKEN}`
+      }
+    }, (response) => {
+      responded = true
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () => settle({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
+      response.on("error", cut)
+      response.on("close", () => {
+        if (!response.complete) cut()
+      })
+    })
+    request.on("error", cut)
+    request.on("close", () => {
+      if (!responded) cut()
+    })
+    request.end(body)
+  })
 
 const decodeTrace = Schema.decodeUnknownSync(ExecutionTrace)
 
