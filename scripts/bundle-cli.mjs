@@ -10,6 +10,7 @@
 import * as esbuild from 'esbuild';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { rewriteDist } from './subpath-imports.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -91,35 +92,10 @@ const serverWithoutTestClient = {
   },
 };
 
-// `import { Effect, Layer } from "effect"` goes through the package's index, whose `export * as Effect` makes
-// the bundle keep every function of every module named: the CLI's imports are read as the equivalent
-// `import * as Effect from "effect/Effect"`, whose unused functions are left out. Same for the @effect
-// packages, whose indexes only re-export their modules.
-const barrels = ['effect', '@effect/platform', '@effect/platform-node', '@effect/sql', '@effect/sql-sqlite-node'];
-const functionExports = new Set(['absurd', 'flow', 'hole', 'identity', 'pipe', 'unsafeCoerce']);
-const barrelImport = new RegExp(`^import \\{([^}]*)\\} from "(${barrels.map((b) => b.replace('/', '\\/')).join('|')})";$`, 'gm');
-const throughSubpaths = (source) =>
-  source.replace(barrelImport, (_, names, pkg) =>
-    names
-      .split(',')
-      .map((name) => name.trim())
-      .filter((name) => name !== '')
-      .map((name) => {
-        const [imported, local = imported] = name.split(/\s+as\s+/);
-        return pkg === 'effect' && functionExports.has(imported)
-          ? `import { ${imported} as ${local} } from "effect/Function";`
-          : `import * as ${local} from "${pkg}/${imported}";`;
-      })
-      .join(' '));
-const subpathImports = {
-  name: 'subpath-imports',
-  setup(build) {
-    build.onLoad({ filter: /\.js$/ }, (args) => {
-      if (!args.path.startsWith(`${root}dist`)) return undefined;
-      return { contents: throughSubpaths(readFileSync(args.path, 'utf8')), loader: 'js' };
-    });
-  },
-};
+// The tsc output imports Effect's modules by subpath (see subpath-imports.mjs), so that the bundle keeps only the
+// functions used, not every function of every module an index names. Done here too, so that bundling after a bare
+// `tsc` gives the same bundle.
+rewriteDist(fileURLToPath(new URL('../dist', import.meta.url)));
 
 rmSync(new URL('../dist/cli/myclaw-chunks', import.meta.url), { recursive: true, force: true });
 const result = await esbuild.build({
@@ -136,7 +112,7 @@ const result = await esbuild.build({
   external,
   // CommonJS dependencies inside an ES module bundle call require() for Node's own modules.
   banner: { js: 'import { createRequire as __myclawRequire } from "node:module"; const require = __myclawRequire(import.meta.url);' },
-  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, runnerBundle, subpathImports],
+  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, runnerBundle],
   metafile: true,
   logLevel: 'warning',
   legalComments: 'none',

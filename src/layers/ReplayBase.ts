@@ -1,8 +1,9 @@
 import { FileSystem } from "@effect/platform"
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import type { AppConfig } from "../domain/AppConfig.js"
 import { Workspace } from "../services/Workspace.js"
+import { HttpClientOnDemand } from "./Base.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
 import { makeWorkspace } from "./workspace/WorkspaceLive.js"
 
@@ -19,5 +20,5 @@ export const WorkspaceTempReplay = Layer.scoped(
 export const ReplayBaseTemp = (config: AppConfig) =>
   MyclawConfigFixed(config).pipe(
     Layer.merge(WorkspaceTempReplay),
-    Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+    Layer.provideMerge(Layer.merge(NodeContext.layer, HttpClientOnDemand))
   )
