@@ -32,10 +32,12 @@ export function resolveDist(fallback) {
   return path.resolve(dist);
 }
 
-// The ESM entry of a package as seen from `dist` (the `import` condition of its "." export), so that we
-// get the same module instance as myclaw's own `import ... from "<name>"`. createRequire().resolve would
-// pick the CommonJS build, a second copy of Effect.
-async function importPackageFrom(dist, name) {
+// The ESM entry of a package's module as seen from `dist` (the `import` condition of its "." or "./<module>"
+// export), so that we get the same module instance as myclaw's own imports. createRequire().resolve would pick
+// the CommonJS build, a second copy of Effect. Modules are imported by subpath, as myclaw's compiled library does:
+// a package's index loads and evaluates every module of the package (all of @effect/platform-node's, cluster and
+// RPC included), which an embedding program that imports `{ NodeContext } from "@effect/platform-node"` pays for.
+async function importPackageFrom(dist, name, module) {
   const require = createRequire(path.join(dist, 'Myclaw.js'));
   let dir = path.dirname(require.resolve(name));
   for (;;) {
@@ -43,9 +45,11 @@ async function importPackageFrom(dist, name) {
     if (existsSync(file)) {
       const pkg = JSON.parse(readFileSync(file, 'utf8'));
       if (pkg.name === name) {
-        const dot = typeof pkg.exports === 'string' ? pkg.exports : pkg.exports?.['.'];
+        const key = module === undefined ? '.' : `./${module}`;
+        const exported = typeof pkg.exports === 'string' && key === '.' ? pkg.exports : pkg.exports?.[key];
         const pick = (c) => (typeof c === 'string' ? c : c && (pick(c.import) ?? pick(c.default)));
-        const entry = pick(dot) ?? pkg.module ?? pkg.main ?? 'index.js';
+        const entry = pick(exported) ?? (key === '.' ? (pkg.module ?? pkg.main ?? 'index.js') : undefined);
+        if (entry === undefined) throw new Error(`${name} exports no ${key}`);
         return importFile(path.join(dir, entry));
       }
     }
@@ -70,8 +74,10 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
   const M = await importFile(path.join(dist, 'Myclaw.js'));
   const { toolCallFromWire } = await importFile(path.join(dist, 'domain', 'ToolCall.js'));
   const { version } = await importFile(path.join(dist, 'Version.js'));
-  const { Effect, Layer, Logger, ManagedRuntime, Schema } = await importPackageFrom(dist, 'effect');
-  const { NodeContext } = await importPackageFrom(dist, '@effect/platform-node');
+  const [Effect, Layer, Logger, ManagedRuntime, Schema] = await Promise.all(
+    ['Effect', 'Layer', 'Logger', 'ManagedRuntime', 'Schema'].map((module) => importPackageFrom(dist, 'effect', module)),
+  );
+  const NodeContext = await importPackageFrom(dist, '@effect/platform-node', 'NodeContext');
 
   // A fresh workspace: the constitution is the workload's system prompt, the other files are empty (so
   // makeWorkspace finds them and writes no defaults). Traces go to <workspace>/.audit/traces on the real
