@@ -1,7 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { myclaw, workspaceWith } from "../support/Cli.js"
-import { type Answer, auditTraceCounts, budgetTotals, postTurn, readTraceFiles, serve } from "../support/Serve.js"
+import {
+  type Answer,
+  auditTraceCounts,
+  budgetTotals,
+  postTurn,
+  readTraceFiles as readAllTraceFiles,
+  serve,
+  traceFilesReader
+} from "../support/Serve.js"
 
 /**
  * Kill-and-restart cycles: 20 by default (2.5-6.5 s a cycle on a loaded 2-core machine, less on a quiet one);
@@ -75,6 +83,7 @@ describe("crash recovery", () => {
         const turns: Array<Turn> = []
         let unanswered = 0
         let service = yield* serve(home)
+        const readTraceFiles = traceFilesReader(home)
         for (let cycle = 0; cycle < CYCLES; cycle++) {
           // Varied moments: before any answer, after a few, while larger batches are being written.
           const killAfter = (cycle * 5) % 11
@@ -92,7 +101,7 @@ describe("crash recovery", () => {
 
           // Every line of the trace files is one whole trace: a torn tail left by an earlier kill was moved
           // aside by the restart, not glued to the next trace.
-          const traces = readTraceFiles(home)
+          const traces = readTraceFiles()
           const audited = auditTraceCounts(home)
           for (const [id, count] of traces.counts) assert.strictEqual(count, 1, `cycle ${cycle}: trace ${id} twice`)
           for (const turn of turns) {
@@ -116,6 +125,8 @@ describe("crash recovery", () => {
           assert.strictEqual(verify.code, 0, `cycle ${cycle}: audit verify\n${verify.stdout}${verify.stderr}`)
           service = next
         }
+        // What was read cycle by cycle is what the files hold when read whole.
+        assert.deepStrictEqual(readTraceFiles().counts, readAllTraceFiles(home).counts)
         // The load really ran: turns were answered and turns were cut by the kills.
         assert.isAbove(turns.length, CYCLES)
         assert.isAbove(unanswered, 0)

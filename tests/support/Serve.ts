@@ -134,33 +134,52 @@ export interface TraceFiles {
  * Reads every monthly trace file; a line that does not decode as a trace throws, naming the file and line. A
  * last line without its newline is a write cut short, repaired by the next writer: it is counted as torn.
  */
-export const readTraceFiles = (home: string): TraceFiles => {
+export const readTraceFiles = (home: string): TraceFiles => traceFilesReader(home)()
+
+/**
+ * `readTraceFiles` for a folder read again and again (after every cycle of a crash test): each call decodes only
+ * the whole lines written since the previous one. A trace file only grows, or loses a torn last line that the
+ * next writer moves aside, so what lies before the last newline already read stays as it was; a file shorter
+ * than that throws, naming it.
+ */
+export const traceFilesReader = (home: string): () => TraceFiles => {
   const dir = NodePath.join(home, ".audit", "traces")
   const counts = new Map<string, number>()
-  let torn = ""
-  if (!NodeFs.existsSync(dir)) return { counts, torn }
-  for (const name of NodeFs.readdirSync(dir).sort()) {
-    const file = NodePath.join(dir, name)
-    if (name.endsWith(".jsonl.torn")) {
-      torn += NodeFs.readFileSync(file, "utf8")
-      continue
-    }
-    if (!name.endsWith(".jsonl")) continue
-    const text = NodeFs.readFileSync(file, "utf8")
-    const cut = text.lastIndexOf("\n") + 1
-    torn += text.slice(cut)
-    text.slice(0, cut).split("\n").forEach((line, i) => {
-      if (line === "") return
-      let trace: ExecutionTrace
-      try {
-        trace = decodeTrace(JSON.parse(line))
-      } catch (error) {
-        throw new Error(`${file}:${i + 1}: not a whole trace (${String(error).slice(0, 200)})`)
+  /** Per file: the bytes of whole lines already decoded, and how many lines that is. */
+  const read = new Map<string, { readonly bytes: number; readonly lines: number }>()
+  return () => {
+    let torn = ""
+    if (!NodeFs.existsSync(dir)) return { counts: new Map(counts), torn }
+    for (const name of NodeFs.readdirSync(dir).sort()) {
+      const file = NodePath.join(dir, name)
+      if (name.endsWith(".jsonl.torn")) {
+        torn += NodeFs.readFileSync(file, "utf8")
+        continue
       }
-      counts.set(trace.trace_id, (counts.get(trace.trace_id) ?? 0) + 1)
-    })
+      if (!name.endsWith(".jsonl")) continue
+      const before = read.get(file) ?? { bytes: 0, lines: 0 }
+      const bytes = NodeFs.readFileSync(file)
+      if (bytes.length < before.bytes) {
+        throw new Error(`${file}: ${bytes.length} bytes, but ${before.bytes} bytes of whole lines were read before`)
+      }
+      const fresh = bytes.subarray(before.bytes)
+      const cut = fresh.lastIndexOf(0x0a) + 1
+      torn += fresh.subarray(cut).toString("utf8")
+      const lines = fresh.subarray(0, cut).toString("utf8").split("\n")
+      lines.forEach((line, i) => {
+        if (line === "") return
+        let trace: ExecutionTrace
+        try {
+          trace = decodeTrace(JSON.parse(line))
+        } catch (error) {
+          throw new Error(`${file}:${before.lines + i + 1}: not a whole trace (${String(error).slice(0, 200)})`)
+        }
+        counts.set(trace.trace_id, (counts.get(trace.trace_id) ?? 0) + 1)
+      })
+      read.set(file, { bytes: before.bytes + cut, lines: before.lines + lines.length - 1 })
+    }
+    return { counts: new Map(counts), torn }
   }
-  return { counts, torn }
 }
 
 /** How many times each trace id has a `trace` record in the audit log's monthly files. */
