@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Packages whose index only re-exports their modules as namespaces (and, for `effect`, a few functions). */
-export const barrels = ['effect', '@effect/platform', '@effect/platform-node', '@effect/sql', '@effect/sql-sqlite-node'];
+const barrels = ['effect', '@effect/platform', '@effect/platform-node', '@effect/sql', '@effect/sql-sqlite-node'];
 const functionExports = new Set(['absurd', 'flow', 'hole', 'identity', 'pipe', 'unsafeCoerce']);
 const packages = barrels.map((b) => b.replace('/', '\\/')).join('|');
 const barrelImport = new RegExp(`^import \\{([^}\\n]*)\\} from "(${packages})";$`, 'gm');
