@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto"
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { sha256Hex } from "../../domain/Sha256.js"
 
 /**
  * How a record becomes a signed line. The signature covers the exact bytes of the line up to `,"sig"`
@@ -20,7 +21,7 @@ export const monthOfFile = (file: string): string | undefined => MONTHLY_FILE.ex
 export const chainOfFile = (file: string): string | undefined =>
   monthOfFile(file) !== undefined ? MONTHLY_CHAIN : CHAIN_FILE.test(file) ? file : undefined
 
-export const sha256 = (bytes: Uint8Array | string): string => createHash("sha256").update(bytes).digest("hex")
+export const sha256 = (bytes: Uint8Array | string): string => sha256Hex(bytes)
 
 /** The `prev` of a chain's first record: bound to the chain, so a first line cannot be moved to another file. */
 export const genesisOf = (chain: string): string => sha256(`myclaw-audit-genesis\n${chain}`)

@@ -1,0 +1,43 @@
+import { assert, describe, it } from "@effect/vitest"
+import { FastCheck } from "effect"
+import { createHash } from "node:crypto"
+import { argsHash, canonicalJson } from "../../src/domain/ArgsHash.js"
+
+// The first implementation, kept as the reference: recorded approvals, plan signatures and request fingerprints
+// hold hashes of its text, so every later implementation must give exactly the same text.
+const reference = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(reference).join(",")}]`
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${reference(v)}`).join(",")}}`
+  }
+  return JSON.stringify(value) ?? "null"
+}
+
+describe("canonicalJson", () => {
+  it("sorts keys at every level and leaves out undefined properties", () => {
+    assert.strictEqual(
+      canonicalJson({ b: 1, a: [{ d: null, c: "x" }, undefined, 2], e: undefined }),
+      `{"a":[{"c":"x","d":null},null,2],"b":1}`
+    )
+    assert.strictEqual(canonicalJson(undefined), "null")
+    assert.strictEqual(canonicalJson({ "é": 1, "Z": 2, "a": 3, "10": 4, "9": 5 }), `{"10":4,"9":5,"Z":2,"a":3,"é":1}`)
+  })
+
+  it("gives the reference text for any value, sparse arrays and odd keys included", () => {
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.anything({ withSparseArray: true, withNullPrototype: true, withObjectString: true }),
+        (value) => canonicalJson(value) === reference(value)
+      ),
+      { numRuns: 2000 }
+    )
+  })
+
+  it("hashes arguments as sha256 of the canonical text", () => {
+    const args = { path: "notes/a.md", content: "ciao", options: { mode: 1 } }
+    assert.strictEqual(argsHash(args), `sha256:${createHash("sha256").update(reference(args)).digest("hex")}`)
+  })
+})
