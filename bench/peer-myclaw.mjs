@@ -13,11 +13,19 @@ const dist = resolveDist(fileURLToPath(new URL('../dist/', import.meta.url)));
 
 const agent = await makeMyclawAgent({ harness, dist, fsync });
 try {
+  // Counted before the timed runs (20 conversations to warm up, then 100): see countEffectOps.
+  for (let i = 0; i < 20; i++) await agent.runOnce();
+  const opsPerConversation = await agent.countEffectOps(100);
   await harness.runBenchmark({
     peer: 'myclaw',
     version: `myclaw@${agent.version}`,
     runOnce: agent.runOnce,
-    extra: { scenario: 'step-overhead', fsync },
+    extra: {
+      scenario: 'step-overhead',
+      fsync,
+      effect_ops_per_conv: Math.round(opsPerConversation),
+      effect_ops_per_step: Math.round(opsPerConversation / harness.STEPS),
+    },
   });
 } finally {
   await agent.dispose();

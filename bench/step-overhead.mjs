@@ -21,11 +21,19 @@ process.stderr.write(
     `runs=${harness.RUNS} conc=${harness.CONC}x${harness.CONC_RUNS} hold=${harness.HOLD}, workspace ${agent.workspace}\n`,
 );
 try {
+  // Counted before the timed runs (20 conversations to warm up, then 100): see countEffectOps.
+  for (let i = 0; i < 20; i++) await agent.runOnce();
+  const opsPerConversation = await agent.countEffectOps(100);
   await harness.runBenchmark({
     peer: 'myclaw',
     version: `myclaw@${agent.version}`,
     runOnce: agent.runOnce,
-    extra: { scenario, fsync },
+    extra: {
+      scenario,
+      fsync,
+      effect_ops_per_conv: Math.round(opsPerConversation),
+      effect_ops_per_step: Math.round(opsPerConversation / harness.STEPS),
+    },
   });
 } finally {
   await agent.dispose();

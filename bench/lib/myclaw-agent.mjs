@@ -64,7 +64,8 @@ async function importPackageFrom(dist, name, module) {
  * @param {typeof import('./harness.mjs')} o.harness  the benchmark harness module
  * @param {string} o.dist   absolute path of myclaw's dist folder
  * @param {'batch' | 'always'} [o.fsync]  traces.fsync of the configuration
- * @returns {Promise<{ version: string, workspace: string, runOnce: () => Promise<string>, dispose: () => Promise<void> }>}
+ * @returns {Promise<{ version: string, workspace: string, runOnce: () => Promise<string>,
+ *   countEffectOps: (n: number) => Promise<number>, dispose: () => Promise<void> }>}
  */
 export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
   if (fsync !== 'batch' && fsync !== 'always') throw new Error(`bad fsync mode ${fsync} (batch | always)`);
@@ -215,7 +216,29 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
     return trace.final_response;
   };
 
-  return { version, workspace, runOnce, dispose };
+  /**
+   * Effect operations the runtime evaluates per conversation, averaged over `n` conversations run one at a time
+   * (after `runs` were run to warm up): a count, not a time, so it is the same on a quiet and on a loaded machine
+   * and shows what a change to the step's structure did. Effect's fiber loop hands each operation it evaluates to
+   * the tracer's `context`; the count wraps the default tracer's for the duration and puts it back after.
+   */
+  const countEffectOps = async (n) => {
+    const tracer = Effect.runSync(Effect.tracer);
+    const original = tracer.context;
+    let ops = 0;
+    tracer.context = function (f, fiber) {
+      ops += 1;
+      return original.call(this, f, fiber);
+    };
+    try {
+      for (let i = 0; i < n; i++) await runOnce();
+    } finally {
+      tracer.context = original;
+    }
+    return ops / n;
+  };
+
+  return { version, workspace, runOnce, countEffectOps, dispose };
 }
 
 // JSON Schema comparison independent of key order and of `required` order.
