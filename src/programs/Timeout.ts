@@ -1,4 +1,4 @@
-import { Effect, Exit, Fiber } from "effect"
+import { Cause, Effect, Exit, Fiber } from "effect"
 
 /** Schedules `task` after `ms` milliseconds; the returned function cancels it. */
 export type Schedule = (task: () => void, ms: number) => () => void
@@ -19,6 +19,8 @@ const timers: Schedule = (task, ms) => {
  * `self` with a limit of `ms` over one forked fiber and a timer, where `Effect.timeoutFail` races two fibers
  * (the effect's and a sleep's) for every call. Same contract: past the limit `self` is interrupted, its
  * interruption awaited, and the result is `onTimeout()`; interrupting the caller interrupts `self`.
+ * One uninterruptible region for all of it: the wait registers no canceler of its own (that would be another
+ * region); an interrupted wait is cleaned up here, from its exit.
  */
 export const timeoutFailWith = <A, E, R, E2>(
   self: Effect.Effect<A, E, R>,
@@ -27,32 +29,36 @@ export const timeoutFailWith = <A, E, R, E2>(
   schedule: Schedule
 ): Effect.Effect<A, E | E2, R> =>
   Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(Effect.fork(restore(self)), (child) =>
-      Effect.onInterrupt(
-        restore(Effect.async<A, E | E2>((resume) => {
-          let settled = false
-          const observer = (exit: Exit.Exit<A, E>) => {
-            if (settled) return
-            settled = true
-            cancel()
-            resume(exit)
-          }
-          const cancel = schedule(() => {
-            if (settled) return
-            settled = true
-            child.removeObserver(observer)
-            resume(Effect.zipRight(Fiber.interrupt(child), Effect.fail(onTimeout())))
-          }, ms)
-          child.addObserver(observer)
-          return Effect.sync(() => {
-            settled = true
-            cancel()
-            child.removeObserver(observer)
-          })
-        })),
+    Effect.flatMap(Effect.fork(restore(self)), (child) => {
+      let settled = false
+      let cancel = (): void => undefined
+      const observer = (exit: Exit.Exit<A, E>) => {
+        if (settled) return
+        settled = true
+        cancel()
+        resume(exit)
+      }
+      let resume: (effect: Effect.Effect<A, E | E2>) => void = () => undefined
+      const wait = Effect.async<A, E | E2>((callback) => {
+        resume = callback
+        if (settled) return
+        cancel = schedule(() => {
+          if (settled) return
+          settled = true
+          child.removeObserver(observer)
+          callback(Effect.zipRight(Fiber.interrupt(child), Effect.fail(onTimeout())))
+        }, ms)
+        child.addObserver(observer)
+      })
+      return Effect.flatMap(Effect.exit(restore(wait)), (exit) => {
+        if (Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)) return exit
         // Interrupted at any point, even before the wait began: `self` is interrupted too, and awaited.
-        () => Fiber.interrupt(child)
-      ))
+        settled = true
+        cancel()
+        child.removeObserver(observer)
+        return Effect.zipRight(Fiber.interrupt(child), exit)
+      })
+    })
   )
 
 /**
@@ -64,10 +70,8 @@ export const timeoutFail = <A, E, R, E2>(
   ms: number,
   onTimeout: () => E2
 ): Effect.Effect<A, E | E2, R> =>
-  Effect.flatMap(
-    Effect.clock,
-    (clock) =>
-      clock === defaultClock
-        ? timeoutFailWith(self, ms, onTimeout, timers)
-        : Effect.timeoutFail(self, { duration: ms, onTimeout })
+  Effect.clockWith((clock) =>
+    clock === defaultClock
+      ? timeoutFailWith(self, ms, onTimeout, timers)
+      : Effect.timeoutFail(self, { duration: ms, onTimeout })
   )

@@ -21,7 +21,8 @@ import { IdGenerator } from "../../services/IdGenerator.js"
  * process) can change it, and stores what `f` returns (`null`: nothing changed, nothing written).
  */
 export interface BudgetStore {
-  readonly read: (day: string) => Effect.Effect<BudgetState, BudgetStoreError>
+  /** The state of `day`, read at `at` (epoch milliseconds: how old a copy the store keeps may be). */
+  readonly read: (day: string, at: number) => Effect.Effect<BudgetState, BudgetStoreError>
   readonly update: <A, E>(
     day: string,
     f: (state: BudgetState) => Effect.Effect<readonly [A, BudgetState | null], E>
@@ -105,10 +106,11 @@ export const makeBudgetCore = (
           )
         }))
 
-    const status = Effect.flatMap(
-      Clock.currentTimeMillis,
-      (now) => Effect.map(store.read(dayAt(now)), (stored) => snapshot(settings, stored, now, bounds.end))
-    ).pipe(Effect.orDie)
+    // Read twice per Thought: one clock lookup, and the store is handed the time rather than reading it again.
+    const status = Effect.clockWith((clock) => {
+      const now = clock.unsafeCurrentTimeMillis()
+      return Effect.map(store.read(dayAt(now), now), (stored) => snapshot(settings, stored, now, bounds.end))
+    }).pipe(Effect.orDie)
 
     /** A change that moves money and cannot be stored is said loudly; the caller's work is already done. */
     const logged = (what: string) => (effect: Effect.Effect<void, BudgetStoreError>) =>
@@ -141,7 +143,7 @@ export const makeBudgetCore = (
         // A call that costs nothing moves no money: it is decided on a read, with no write transaction.
         if (eur === 0) {
           const now = yield* Clock.currentTimeMillis
-          const state = sweepStale(yield* store.read(dayAt(now)), now, settings.staleAfterMs).state
+          const state = sweepStale(yield* store.read(dayAt(now), now), now, settings.staleAfterMs).state
           return yield* Either.match(decide(state, now, "free"), {
             onLeft: Effect.fail,
             onRight: () => Effect.succeed<Reservation>({ id: "free", eur })

@@ -251,14 +251,10 @@ export const makeSqliteStore = (
     })
   const viaClient: Run = (text, params) => sql.unsafe(text, params)
   const dataVersion = dataVersionOf(viaClient)
-  const read = (day: string) =>
-    Effect.flatMap(
-      now,
-      (at): Effect.Effect<BudgetState, BudgetStoreError> =>
-        kept !== undefined && kept.day === day && at >= kept.at && at - kept.at < FRESH_MS
-          ? Effect.succeed(kept.state)
-          : reload(day, at)
-    )
+  const read = (day: string, at: number): Effect.Effect<BudgetState, BudgetStoreError> =>
+    kept !== undefined && kept.day === day && at >= kept.at && at - kept.at < FRESH_MS
+      ? Effect.succeed(kept.state)
+      : reload(day, at)
 
   const reload = (day: string, at: number) =>
     Effect.gen(function*() {

@@ -128,18 +128,20 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
         }),
         (reservation) => {
           let sent = false
-          return restore(Effect.suspend(() => {
+          const sending = restore(Effect.suspend(() => {
             sent = true
             return call(p, request)
-          })).pipe(
-            Effect.onExit((exit) =>
+          }))
+          // Already uninterruptible here: the exit is handled in this region (`Effect.onExit` would open another).
+          return Effect.flatMap(Effect.exit(sending), (exit) =>
+            Effect.zipRight(
               Exit.isSuccess(exit)
                 ? Effect.flatMap(cost(exit.value.model, exit.value.usage), (usd) => budget.settle(reservation, usd))
                 : sent && Cause.isInterrupted(exit.cause)
                 ? budget.abandon(reservation)
-                : budget.settle(reservation, 0)
-            )
-          )
+                : budget.settle(reservation, 0),
+              exit
+            ))
         }
       )
     )

@@ -76,29 +76,35 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
 
     // Every result and error passes the redaction before the turn sees it: a secret a tool resolved and echoed
     // reaches neither the model nor the trace, the logs or the audit log.
+    // One handler for every outcome (a result, a failure, a crash, an interruption): it runs for every tool call.
     const execute = (prepared: PreparedCall, tool: Tool): Effect.Effect<ToolResult> =>
-      timeoutFail(
-        prepared.execute,
-        toolMs,
-        () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
-      ).pipe(
-        Effect.map((output): ToolResult => ({
-          status: output.status,
-          content: secrets.redact(output.content),
-          ...(output.source === undefined ? {} : { source: secrets.redact(output.source) }),
-          ...(output.note === undefined ? {} : { note: secrets.redact(output.note) })
-        })),
-        Effect.catchAll((error) =>
-          Effect.succeed<ToolResult>({ status: "failed", content: secrets.redact(error.message) })
+      Effect.matchCauseEffect(
+        timeoutFail(
+          prepared.execute,
+          toolMs,
+          () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
         ),
-        Effect.catchAllCause((cause) => {
-          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-          const crash = secrets.redact(String(Cause.squash(cause)))
-          return Effect.as(
-            Effect.logError(`tool ${tool.name} crashed: ${secrets.redact(Cause.pretty(cause))}`),
-            { status: "failed", content: `the tool ${tool.name} crashed: ${crash}` } satisfies ToolResult
-          )
-        })
+        {
+          onSuccess: (output) =>
+            Effect.succeed<ToolResult>({
+              status: output.status,
+              content: secrets.redact(output.content),
+              ...(output.source === undefined ? {} : { source: secrets.redact(output.source) }),
+              ...(output.note === undefined ? {} : { note: secrets.redact(output.note) })
+            }),
+          onFailure: (cause): Effect.Effect<ToolResult> => {
+            const failed = Cause.failureOrCause(cause)
+            if (Either.isLeft(failed)) {
+              return Effect.succeed({ status: "failed", content: secrets.redact(failed.left.message) })
+            }
+            if (Cause.isInterruptedOnly(cause)) return Effect.failCause(Cause.stripFailures(cause))
+            const crash = secrets.redact(String(Cause.squash(cause)))
+            return Effect.as(
+              Effect.logError(`tool ${tool.name} crashed: ${secrets.redact(Cause.pretty(cause))}`),
+              { status: "failed", content: `the tool ${tool.name} crashed: ${crash}` } satisfies ToolResult
+            )
+          }
+        }
       )
 
     return ToolRegistry.of({ tools, catalog, find: (name) => byName.get(name), validate, execute })

@@ -6,5 +6,8 @@ import type { Budget } from "../../services/Budget.js"
 /** The budget as the turn uses it: every status read is appended to `reads`. */
 export const recordingReads = (budget: Budget["Type"], reads: Array<BudgetRead>): Budget["Type"] => ({
   ...budget,
-  status: Effect.tap(budget.status, (status) => Effect.sync(() => void reads.push(budgetRead(status))))
+  status: Effect.map(budget.status, (status) => {
+    reads.push(budgetRead(status))
+    return status
+  })
 })

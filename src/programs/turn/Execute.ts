@@ -118,24 +118,26 @@ export const observe = (
     )
     return Effect.zipRight(
       recorded,
-      Effect.zipWith(rendered, taintOf(context.userMessage, run.tool, result), (content, taint) => ({
-        step: {
-          ...actionStep(run),
-          exec_result: result,
-          error: result.status === "failed" ? result.content : null,
-          wall_ms: executed.finishedAt - executed.startedAt
-        },
-        message: {
-          role: "tool",
-          toolCallId: run.call.id,
-          name: run.tool.name,
-          content,
-          isError: result.status === "failed"
-        },
-        invalid: false,
-        ...taint,
-        suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
-      } satisfies Observation))
+      // Two flatMaps, not `Effect.zipWith`: that one goes through `Effect.all`, several times the operations.
+      Effect.flatMap(rendered, (content) =>
+        Effect.map(taintOf(context.userMessage, run.tool, result), (taint) => ({
+          step: {
+            ...actionStep(run),
+            exec_result: result,
+            error: result.status === "failed" ? result.content : null,
+            wall_ms: executed.finishedAt - executed.startedAt
+          },
+          message: {
+            role: "tool",
+            toolCallId: run.call.id,
+            name: run.tool.name,
+            content,
+            isError: result.status === "failed"
+          },
+          invalid: false,
+          ...taint,
+          suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
+        } satisfies Observation)))
     )
   })
 
