@@ -29,6 +29,17 @@ const messageText = (message: Message): string =>
 /** The estimate: characters over CHARS_PER_TOKEN, rounded up. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / CHARS_PER_TOKEN)
 
+// A turn's messages are counted before every Thought and each message object is kept from one Thought to the
+// next: each one's length is computed once.
+const charCounts = new WeakMap<Message, number>()
+const messageChars = (message: Message): number => {
+  const known = charCounts.get(message)
+  if (known !== undefined) return known
+  const chars = messageText(message).length
+  charCounts.set(message, chars)
+  return chars
+}
+
 /**
  * The tokens of `messages` (the turn history and the user message), counted the configured way. Below
  * `limit` characters no counting is needed to know they are below `limit` tokens (a token is at least one
@@ -39,9 +50,10 @@ export const countMessageTokens = (
   counting: TokenCounting,
   limit: number
 ): Effect.Effect<number> => {
-  const texts = messages.map(messageText)
-  const chars = texts.reduce((sum, text) => sum + text.length, 0)
+  let chars = 0
+  for (const message of messages) chars += messageChars(message)
   if (counting === "estimate" || chars < limit) return Effect.succeed(Math.ceil(chars / CHARS_PER_TOKEN))
+  const texts = messages.map(messageText)
   return Effect.map(
     Effect.promise(openAiCount),
     (count) => texts.reduce((sum, text) => sum + count(text), 0)
