@@ -40,6 +40,17 @@ const messageChars = (message: Message): number => {
   return chars
 }
 
+/** `countMessageTokens` when it needs no tokenizer (the estimate, or fewer characters than `limit`), else undefined. */
+export const countWithoutTokenizer = (
+  messages: ReadonlyArray<Message>,
+  counting: TokenCounting,
+  limit: number
+): number | undefined => {
+  let chars = 0
+  for (const message of messages) chars += messageChars(message)
+  return counting === "estimate" || chars < limit ? Math.ceil(chars / CHARS_PER_TOKEN) : undefined
+}
+
 /**
  * The tokens of `messages` (the turn history and the user message), counted the configured way. Below
  * `limit` characters no counting is needed to know they are below `limit` tokens (a token is at least one
@@ -50,9 +61,8 @@ export const countMessageTokens = (
   counting: TokenCounting,
   limit: number
 ): Effect.Effect<number> => {
-  let chars = 0
-  for (const message of messages) chars += messageChars(message)
-  if (counting === "estimate" || chars < limit) return Effect.succeed(Math.ceil(chars / CHARS_PER_TOKEN))
+  const counted = countWithoutTokenizer(messages, counting, limit)
+  if (counted !== undefined) return Effect.succeed(counted)
   const texts = messages.map(messageText)
   return Effect.map(
     Effect.promise(openAiCount),

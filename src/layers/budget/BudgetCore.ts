@@ -97,14 +97,16 @@ export const makeBudgetCore = (
       return bounds.day
     }
     const change = <A, E>(f: (state: BudgetState, now: number) => Effect.Effect<readonly [A, BudgetState | null], E>) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        store.update(dayAt(now), (stored) => {
+      Effect.clockWith((clock) => {
+        const now = clock.unsafeCurrentTimeMillis()
+        return store.update(dayAt(now), (stored) => {
           const swept = sweepStale(stored, now, settings.staleAfterMs)
           return Effect.map(
             f(swept.state, now),
             ([result, next]) => [result, next ?? (swept.swept > 0 ? swept.state : null)] as const
           )
-        }))
+        })
+      })
 
     // Read twice per Thought: one clock lookup, and the store is handed the time rather than reading it again.
     const status = Effect.clockWith((clock) => {
@@ -120,46 +122,50 @@ export const makeBudgetCore = (
         (error) => Effect.logError(`budget: ${what} not recorded in ${error.path}: ${error.message}`)
       )
 
+    // One chain, no generator: it runs before every model call.
     const reserve = (
       call: { readonly model: string; readonly inputTokens: number; readonly maxOutputTokens: number }
-    ) =>
-      Effect.gen(function*() {
-        const eur = worstCaseEur(settings, call)
-        const decide = (state: BudgetState, now: number, id: string) => {
-          const decision = decideReserve(settings, state, { id, eur, at: now }, now)
-          return decision._tag === "Granted" ? Either.right(decision.state) : Either.left(
-            new BudgetExceeded({
-              spentEur: decision.spentEur,
-              reservedEur: decision.reservedEur,
-              callEur: decision.callEur,
-              hardCapEur: decision.hardCapEur,
-              resetsAt: bounds.end,
-              model: call.model,
-              inputTokens: call.inputTokens,
-              maxOutputTokens: call.maxOutputTokens
-            })
-          )
-        }
-        // A call that costs nothing moves no money: it is decided on a read, with no write transaction.
-        if (eur === 0) {
-          const now = yield* Clock.currentTimeMillis
-          const state = sweepStale(yield* store.read(dayAt(now), now), now, settings.staleAfterMs).state
-          return yield* Either.match(decide(state, now, "free"), {
-            onLeft: Effect.fail,
-            onRight: () => Effect.succeed<Reservation>({ id: "free", eur })
-          })
-        }
-        const id = owner + (yield* ids.next("reservation"))
-        return yield* change((state, now) =>
-          Either.match(decide(state, now, id), {
-            onLeft: Effect.fail,
-            onRight: (next) => Effect.succeed([{ id, eur } satisfies Reservation, next] as const)
+    ) => {
+      const eur = worstCaseEur(settings, call)
+      const decide = (state: BudgetState, now: number, id: string) => {
+        const decision = decideReserve(settings, state, { id, eur, at: now }, now)
+        return decision._tag === "Granted" ? Either.right(decision.state) : Either.left(
+          new BudgetExceeded({
+            spentEur: decision.spentEur,
+            reservedEur: decision.reservedEur,
+            callEur: decision.callEur,
+            hardCapEur: decision.hardCapEur,
+            resetsAt: bounds.end,
+            model: call.model,
+            inputTokens: call.inputTokens,
+            maxOutputTokens: call.maxOutputTokens
           })
         )
-      }).pipe(
-        // A reservation that cannot be stored is no reservation: the call is not made.
-        Effect.catchTag("BudgetStoreError", (error) => Effect.die(error))
-      )
+      }
+      // A call that costs nothing moves no money: it is decided on a read, with no write transaction.
+      const decided: Effect.Effect<Reservation, BudgetExceeded | BudgetStoreError> = eur === 0
+        ? Effect.clockWith((clock) => {
+          const now = clock.unsafeCurrentTimeMillis()
+          return Effect.flatMap(store.read(dayAt(now), now), (stored) =>
+            Either.match(decide(sweepStale(stored, now, settings.staleAfterMs).state, now, "free"), {
+              onLeft: Effect.fail,
+              onRight: () =>
+                Effect.succeed<Reservation>({ id: "free", eur })
+            }))
+        })
+        : Effect.flatMap(ids.next("reservation"), (drawn) => {
+          const id = owner + drawn
+          return change((state, now) =>
+            Either.match(decide(state, now, id), {
+              onLeft: Effect.fail,
+              onRight: (next) =>
+                Effect.succeed([{ id, eur } satisfies Reservation, next] as const)
+            })
+          )
+        })
+      // A reservation that cannot be stored is no reservation: the call is not made.
+      return Effect.catchTag(decided, "BudgetStoreError", (error) => Effect.die(error))
+    }
 
     const settleEur = (reservation: Reservation, eur: number) =>
       reservation.eur === 0 && eur === 0

@@ -1,10 +1,10 @@
 import { Clock, Effect } from "effect"
 import type { LlmRequest, Message } from "../../domain/LlmTypes.js"
 import { isoAt } from "../../domain/Time.js"
-import { countMessageTokens, type TokenCounting } from "../../domain/Tokens.js"
+import { countMessageTokens, countWithoutTokenizer, type TokenCounting } from "../../domain/Tokens.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
-import { withSpanWhenTraced } from "../Spans.js"
+import { whenTraced } from "../Spans.js"
 import { summaryOf, think } from "./Think.js"
 
 /** Blocks 6 and 7 (the turn history and the user message) above this many tokens are compressed. */
@@ -44,17 +44,37 @@ const summaryRequest = (work: string): LlmRequest => ({
  * `taintedBy`: the untrusted sources the turn has read (the summary then comes back wrapped as data).
  * Nothing when the messages fit, or when the turn has no history of its own yet.
  */
-export const compactTurn = Effect.fnUntraced(function*(
-  messages: ReadonlyArray<Message>,
-  options: {
-    readonly counting: TokenCounting
-    readonly taintedBy: ReadonlyArray<string>
-    readonly recordRequest: boolean
-  }
-) {
+export const compactTurn = (messages: ReadonlyArray<Message>, options: CompactOptions) =>
+  whenTraced(
+    fits(messages, options.counting) ? noCompaction : compact(messages, options),
+    () => Effect.withSpan(compact(messages, options), "Turn.compactTurn")
+  )
+
+interface CompactOptions {
+  readonly counting: TokenCounting
+  readonly taintedBy: ReadonlyArray<string>
+  readonly recordRequest: boolean
+}
+
+/** Where the turn's own history starts (after the last user message), or -1 when it has none yet. */
+const ownStart = (messages: ReadonlyArray<Message>): number => {
   let start = messages.length - 1
   while (start >= 0 && messages[start]!.role !== "user") start--
-  if (start < 0 || start === messages.length - 1) return null
+  return start < 0 || start === messages.length - 1 ? -1 : start
+}
+
+/** Known to need nothing without running anything (the case before almost every Thought). */
+const fits = (messages: ReadonlyArray<Message>, counting: TokenCounting): boolean => {
+  if (ownStart(messages) < 0) return true
+  const tokens = countWithoutTokenizer(messages, counting, TURN_HISTORY_LIMIT)
+  return tokens !== undefined && tokens <= TURN_HISTORY_LIMIT
+}
+
+const noCompaction = Effect.succeed(null)
+
+const compact = Effect.fnUntraced(function*(messages: ReadonlyArray<Message>, options: CompactOptions) {
+  const start = ownStart(messages)
+  if (start < 0) return null
   const tokens = yield* countMessageTokens(messages, options.counting, TURN_HISTORY_LIMIT)
   if (tokens <= TURN_HISTORY_LIMIT) return null
   const own = messages.slice(start + 1)
@@ -77,4 +97,4 @@ export const compactTurn = Effect.fnUntraced(function*(
     { role: "user", content: `${user.content}\n\n[What has been done so far for this request, summarised]\n${summary}` }
   ]
   return { thought, failure, messages: squeezed }
-}, withSpanWhenTraced("Turn.compactTurn"))
+})
