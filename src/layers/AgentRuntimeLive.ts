@@ -1,7 +1,28 @@
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer, Scope } from "effect"
 import { runTurn, type TurnServices } from "../programs/turn/Turn.js"
 import { AgentRuntime } from "../services/AgentRuntime.js"
 import { Metrics } from "../services/Metrics.js"
+
+/** Every service of `services` is in `current`, as the very same instance. */
+const holdsAll = <R>(current: Context.Context<never>, services: Context.Context<R>): boolean => {
+  for (const [key, service] of services.unsafeMap) {
+    if (current.unsafeMap.get(key) !== service) return false
+  }
+  return true
+}
+
+/**
+ * `effect` with `services`. A caller run by the application's own runtime already has these very services in its
+ * context: the effect then runs in it as it is, since providing them would copy the caller's whole context, and
+ * keep the copy while the turn runs, for every turn. Either way the effect sees the same services.
+ */
+const withServices = <A, E, R>(effect: Effect.Effect<A, E, R>, services: Context.Context<R>): Effect.Effect<A, E> =>
+  Effect.contextWithEffect((current: Context.Context<never>) =>
+    holdsAll(current, services)
+      // Checked just above: what the effect requires is already in the context it runs in.
+      ? effect as Effect.Effect<A, E>
+      : Effect.provide(effect, services)
+  )
 
 /**
  * The runtime over whatever services the layer below provides: the turn program with its services bound, each
@@ -11,12 +32,14 @@ export const AgentRuntimeLive = Layer.effect(
   AgentRuntime,
   Effect.gen(function*() {
     const metrics = yield* Metrics
-    const context = yield* Effect.context<TurnServices>()
+    // What the turn needs, without what building layers adds to a context (their scope and memo map): no turn
+    // uses either from its context.
+    const context = Context.omit(Scope.Scope, Layer.CurrentMemoMap)(yield* Effect.context<TurnServices>())
     return AgentRuntime.of({
       handle: (input) =>
         Effect.acquireUseRelease(
           metrics.turnStarted(input.channel),
-          () => Effect.provide(runTurn(input), context),
+          () => withServices(runTurn(input), context),
           () => metrics.turnEnded(input.channel)
         )
     })
