@@ -10,5 +10,6 @@ export const TurnProgressListener = FiberRef.unsafeMake<(progress: TurnProgress)
   () => Effect.void
 )
 
+// One lookup in the running fiber: it runs at every step and before every tool.
 export const reportProgress = (progress: TurnProgress): Effect.Effect<void> =>
-  Effect.flatMap(FiberRef.get(TurnProgressListener), (listener) => listener(progress))
+  Effect.withFiberRuntime((fiber) => fiber.getFiberRef(TurnProgressListener)(progress))
