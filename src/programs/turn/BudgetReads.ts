@@ -3,11 +3,21 @@ import { budgetRead } from "../../domain/BudgetReads.js"
 import type { BudgetRead } from "../../domain/ExecutionTrace.js"
 import type { Budget } from "../../services/Budget.js"
 
-/** The budget as the turn uses it: every status read is appended to `reads`. */
+/** Two recorded reads that say the same, field by field. */
+const same = (a: BudgetRead, b: BudgetRead): boolean =>
+  (Object.keys(a) as Array<keyof BudgetRead>).every((key) => a[key] === b[key])
+
+/**
+ * The budget as the turn uses it: every status read is appended to `reads`. A read that says what the one before
+ * said is recorded as that same (immutable) record: a turn reads the budget twice per Thought, and it rarely
+ * changes, so a parked conversation keeps one record instead of twenty.
+ */
 export const recordingReads = (budget: Budget["Type"], reads: Array<BudgetRead>): Budget["Type"] => ({
   ...budget,
   status: Effect.map(budget.status, (status) => {
-    reads.push(budgetRead(status))
+    const read = budgetRead(status)
+    const last = reads.at(-1)
+    reads.push(last !== undefined && same(last, read) ? last : read)
     return status
   })
 })
