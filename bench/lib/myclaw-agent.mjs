@@ -221,6 +221,7 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
    * (after `runs` were run to warm up): a count, not a time, so it is the same on a quiet and on a loaded machine
    * and shows what a change to the step's structure did. Effect's fiber loop hands each operation it evaluates to
    * the tracer's `context`; the count wraps the default tracer's for the duration and puts it back after.
+   * (`bench/anatomy.mjs` breaks the same count down by phase of the conversation.)
    */
   const countEffectOps = async (n) => {
     const tracer = Effect.runSync(Effect.tracer);
