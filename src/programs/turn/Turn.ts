@@ -1,4 +1,4 @@
-import { Cause, Clock, Data, Effect, Exit, Fiber, Ref, Schema } from "effect"
+import { Cause, Clock, Data, Effect, Exit, Fiber, FiberRef, HashMap, Ref, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
 import { tokenCountingOf } from "../../domain/Tokens.js"
@@ -54,12 +54,43 @@ const internalErrorMessage = "I could not finish this request because of an inte
  * happens, interruption included.
  */
 export const runTurn = Effect.fnUntraced(function*(input: TurnInput) {
-  // The ids this turn draws, wherever they are drawn (prompt wrappers, approvals, budget reservations).
-  const drawn: Array<DrawnId> = []
-  return yield* (yield* RunningTurns).track(input.sessionId, Effect.locally(turn(input, drawn), DrawnIds, drawn))
+  return yield* (yield* RunningTurns).track(input.sessionId, turn(input))
 }, withSpanWhenTraced("Turn.run"))
 
-const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>) {
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * The turn in one uninterruptible region, with its fiber-local settings: the ids it draws (prompt wrappers,
+ * approvals, budget reservations, wherever they are drawn) go to its own log from the first one, the trace id;
+ * once that is drawn its logs carry it and the session id. Both are put back when the turn ends, however it ends.
+ * Only the loop is interruptible. One region where two `Effect.locally` would open two more, kept open while the
+ * turn waits for its model: a parked conversation holds all of them.
+ */
+const turn = (input: TurnInput) =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const drawnBefore = yield* FiberRef.get(DrawnIds)
+      const annotationsBefore = yield* FiberRef.get(FiberRef.currentLogAnnotations)
+      const drawn: Array<DrawnId> = []
+      const annotate = (traceId: string) =>
+        FiberRef.set(
+          FiberRef.currentLogAnnotations,
+          HashMap.set(HashMap.set(annotationsBefore, "trace_id", traceId), "session_id", input.sessionId)
+        )
+      yield* FiberRef.set(DrawnIds, drawn)
+      const exit = yield* Effect.exit(closedTurn(input, drawn, restore, annotate))
+      yield* FiberRef.set(DrawnIds, drawnBefore)
+      yield* FiberRef.set(FiberRef.currentLogAnnotations, annotationsBefore)
+      return yield* exit
+    })
+  )
+
+const closedTurn = Effect.fnUntraced(function*(
+  input: TurnInput,
+  drawn: Array<DrawnId>,
+  restore: Restore,
+  annotate: (traceId: string) => Effect.Effect<void>
+) {
   const { config } = yield* MyclawConfig
   const counting = tokenCountingOf(config)
   // Each budget status the turn reads is recorded: a replay reads the same ones.
@@ -70,6 +101,7 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
   const sink = yield* TraceSink
   const audit = yield* AuditLog
   const traceId = yield* (yield* IdGenerator).next("trace")
+  yield* annotate(traceId)
   const state = yield* Ref.make(TurnState.start(input, traceId, yield* Clock.currentTimeMillis))
   const update = (f: (state: TurnState.TurnState) => TurnState.TurnState) => Ref.update(state, f)
   yield* annotateWhenTraced(() => ({ trace_id: traceId, session_id: input.sessionId }))
@@ -263,29 +295,26 @@ const turn = Effect.fnUntraced(function*(input: TurnInput, drawn: Array<DrawnId>
     return { outcome: "timeout_steps", response: stepsExhaustedMessage(config.maxSteps) } as const
   })
 
-  return yield* Effect.uninterruptibleMask((restore) =>
-    Effect.gen(function*() {
-      const exit = yield* Effect.exit(restore(loop))
-      if (Exit.isSuccess(exit)) {
-        yield* update((current) => TurnState.ended(current, exit.value.outcome, exit.value.response))
-      } else if (Cause.isInterruptedOnly(exit.cause)) {
-        yield* update((current) => TurnState.ended(current, "user_aborted", interruptedMessage))
-      } else {
-        yield* update((current) =>
-          TurnState.ended(
-            TurnState.withMetadata(current, "error", Cause.pretty(exit.cause)),
-            "timeout_steps",
-            internalErrorMessage
-          )
-        )
-      }
-      const closed = yield* Ref.get(state)
-      yield* rememberPlan(closed)
-      const trace = TurnState.toTrace(closed, yield* Clock.currentTimeMillis, drawn, budgetReads)
-      yield* sink.close(trace)
-      return trace
-    })
-  ).pipe(Effect.annotateLogs({ trace_id: traceId, session_id: input.sessionId }))
+  // The trace is closed exactly once, whatever happened in the loop (this part is not interruptible).
+  const exit = yield* Effect.exit(restore(loop))
+  if (Exit.isSuccess(exit)) {
+    yield* update((current) => TurnState.ended(current, exit.value.outcome, exit.value.response))
+  } else if (Cause.isInterruptedOnly(exit.cause)) {
+    yield* update((current) => TurnState.ended(current, "user_aborted", interruptedMessage))
+  } else {
+    yield* update((current) =>
+      TurnState.ended(
+        TurnState.withMetadata(current, "error", Cause.pretty(exit.cause)),
+        "timeout_steps",
+        internalErrorMessage
+      )
+    )
+  }
+  const closed = yield* Ref.get(state)
+  yield* rememberPlan(closed)
+  const trace = TurnState.toTrace(closed, yield* Clock.currentTimeMillis, drawn, budgetReads)
+  yield* sink.close(trace)
+  return trace
 })
 
 /** The services a turn needs: the runtime provides exactly these. */
