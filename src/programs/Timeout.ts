@@ -32,13 +32,13 @@ export const timeoutFailWith = <A, E, R, E2>(
     Effect.flatMap(Effect.fork(restore(self)), (child) => {
       let settled = false
       let cancel = (): void => undefined
+      let resume: (effect: Effect.Effect<A, E | E2>) => void = () => undefined
       const observer = (exit: Exit.Exit<A, E>) => {
         if (settled) return
         settled = true
         cancel()
         resume(exit)
       }
-      let resume: (effect: Effect.Effect<A, E | E2>) => void = () => undefined
       const wait = Effect.async<A, E | E2>((callback) => {
         resume = callback
         if (settled) return
