@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Clock, Config, Effect, Option } from "effect"
-import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
+import { sha256Hex } from "../domain/Sha256.js"
 import { isoAt } from "../domain/Time.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Budget } from "../services/Budget.js"
@@ -100,7 +100,7 @@ export const makeHealth = Effect.gen(function*() {
   const relative = NodePath.relative(workspace.root, file)
   const configName = relative.startsWith("..") || NodePath.isAbsolute(relative) ? NodePath.basename(file) : relative
   const soulHash = fs.readFile(soulFile).pipe(
-    Effect.map((bytes) => Option.some(createHash("sha256").update(bytes).digest("hex"))),
+    Effect.map((bytes) => Option.some(sha256Hex(bytes))),
     Effect.orElseSucceed(() => Option.none<string>())
   )
   const soulAtStart = yield* soulHash

@@ -1,7 +1,7 @@
 import { Clock, Effect } from "effect"
-import { createHash } from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
+import { sha256Hex } from "../domain/Sha256.js"
 import { lineDiff } from "../domain/Text.js"
 import { isoAt } from "../domain/Time.js"
 import type { AuditLog } from "../services/AuditLog.js"
@@ -11,7 +11,7 @@ interface Known {
   readonly text: string
 }
 
-const sha256 = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`
+const sha256 = (text: string) => `sha256:${sha256Hex(text)}`
 
 /**
  * Notices when SOUL.md (the constitution) differs from the version last seen, at start and before each turn,

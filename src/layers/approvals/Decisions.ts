@@ -1,6 +1,7 @@
 import { Effect } from "effect"
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { randomBytes, timingSafeEqual } from "node:crypto"
 import { answeredVias } from "../../domain/ApprovalVia.js"
+import { sha256Hex } from "../../domain/Sha256.js"
 import { isoAt } from "../../domain/Time.js"
 import type { AnswerOutcome, ApprovalAnswer, ApprovalDecision, ApprovalRequest } from "../../services/Approvals.js"
 import type { StoredRequest } from "./Store.js"
@@ -8,7 +9,7 @@ import type { StoredRequest } from "./Store.js"
 /** 128 random bits, hex: the capability to answer one request. */
 export const newNonce = (): string => randomBytes(16).toString("hex")
 
-export const nonceHash = (nonce: string): string => createHash("sha256").update(nonce).digest("hex")
+export const nonceHash = (nonce: string): string => sha256Hex(nonce)
 
 export const sameSecret = (a: string, b: string): boolean => {
   const left = Buffer.from(a)

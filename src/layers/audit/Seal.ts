@@ -21,7 +21,7 @@ export const monthOfFile = (file: string): string | undefined => MONTHLY_FILE.ex
 export const chainOfFile = (file: string): string | undefined =>
   monthOfFile(file) !== undefined ? MONTHLY_CHAIN : CHAIN_FILE.test(file) ? file : undefined
 
-export const sha256 = (bytes: Uint8Array | string): string => sha256Hex(bytes)
+export const sha256 = sha256Hex
 
 /** The `prev` of a chain's first record: bound to the chain, so a first line cannot be moved to another file. */
 export const genesisOf = (chain: string): string => sha256(`myclaw-audit-genesis\n${chain}`)

@@ -4,13 +4,13 @@ import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import * as Migrator from "@effect/sql/Migrator"
 import { Effect, Layer, Option, Schema } from "effect"
-import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { canonicalJson } from "../../domain/ArgsHash.js"
 import { CachedPlan, PlanAnswer } from "../../domain/CachedPlan.js"
 import { messageOf } from "../../domain/Errors.js"
 import { Plan } from "../../domain/Plan.js"
 import { PlanCacheError } from "../../domain/PlanCacheError.js"
+import { sha256Hex } from "../../domain/Sha256.js"
 import { PlanCache } from "../../services/PlanCache.js"
 import { Workspace } from "../../services/Workspace.js"
 
@@ -46,7 +46,7 @@ const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 const encodeRow = Schema.encodeSync(Row)
 
 /** A plan's id: the same request always has the same one. */
-const planId = (request: string) => `plan-${createHash("sha256").update(request).digest("hex").slice(0, 12)}`
+const planId = (request: string) => `plan-${sha256Hex(request).slice(0, 12)}`
 
 /** The plan cache over an SqlClient (the table is created or migrated at start). */
 export const makePlanCache = (file: string) =>

@@ -1,9 +1,9 @@
 import { Effect } from "effect"
-import { createHash } from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
+import { sha256Hex } from "../../domain/Sha256.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
 
 /** A tool result larger than this (in UTF-8 bytes) is stored aside, so that a trace line stays small. */
@@ -24,7 +24,7 @@ const blobFile = (dir: string, sha256: string) => NodePath.join(dir, BLOBS_DIR, 
 const putBlob = (dir: string, content: string, sync: boolean) =>
   Effect.tryPromise({
     try: async () => {
-      const sha256 = createHash("sha256").update(content).digest("hex")
+      const sha256 = sha256Hex(content)
       const file = blobFile(dir, sha256)
       const exists = await NodeFs.stat(file).then(() => true, () => false)
       if (!exists) {
@@ -93,7 +93,7 @@ export const restoreAside = (dir: string, trace: ExecutionTrace) =>
       catch: ioError(file, `trace ${trace.trace_id}: a result stored aside cannot be read`)
     }).pipe(
       Effect.filterOrFail(
-        (content) => createHash("sha256").update(content).digest("hex") === aside.sha256,
+        (content) => sha256Hex(content) === aside.sha256,
         () =>
           new TraceStoreError({
             path: file,
