@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { isAddressOrRange } from "./AddressClass.js"
 import { defaultMcpConfig, McpConfig } from "./McpConfig.js"
 import { defaultTelegramConfig, TelegramConfig } from "./TelegramConfig.js"
+import { machineTimeZone } from "./Time.js"
 import { PolicyVerdict } from "./ToolCall.js"
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
@@ -86,6 +87,7 @@ const Retries = Schema.Struct({
 })
 
 const TimeZone = Schema.String.pipe(Schema.filter((zone) => {
+  if (zone === "UTC") return true
   try {
     new Intl.DateTimeFormat("en", { timeZone: zone })
     return true
@@ -93,7 +95,6 @@ const TimeZone = Schema.String.pipe(Schema.filter((zone) => {
     return `unknown time zone "${zone}" (use an IANA name such as Europe/Rome)`
   }
 }))
-const machineZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone
 const ClockTime = Schema.String.pipe(
   Schema.pattern(/^([01]\d|2[0-3]):[0-5]\d$/, { message: () => "expected HH:MM, e.g. 22:00" })
 )
@@ -102,7 +103,7 @@ const Budget = Schema.Struct({
   softCapEur: withDefault(NonNegative, () => 2),
   hardCapEur: withDefault(NonNegative, () => 5),
   /** Counters reset at midnight in this zone (default: the machine's). */
-  timeZone: withDefault(TimeZone, machineZone)
+  timeZone: withDefault(TimeZone, machineTimeZone)
 })
 
 const Audit = Schema.Struct({
@@ -175,7 +176,7 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   approvals: withDefault(Schema.Struct({ timeoutMs: withDefault(PositiveInt, () => 300_000) }), () => ({
     timeoutMs: 300_000
   })),
-  budget: withDefault(Budget, () => ({ softCapEur: 2, hardCapEur: 5, timeZone: machineZone() })),
+  budget: withDefault(Budget, () => ({ softCapEur: 2, hardCapEur: 5, timeZone: machineTimeZone() })),
   audit: withDefault(Audit, () => ({ fsync: "always" as const })),
   backup: withDefault(Backup, () => ({ dailyAt: "03:30" })),
   digest: withDefault(Digest, () => ({ dailyAt: "22:00" })),

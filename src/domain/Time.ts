@@ -1,19 +1,34 @@
 import { DateTime } from "effect"
+import * as NodeFs from "node:fs"
+
+const DAY_MS = 86_400_000
+// Where ISO 8601's `YYYY-MM-DD` has four digits: there the UTC shortcuts below give exactly what Intl gives.
+const FOUR_DIGIT_YEARS_FROM = Date.UTC(1000, 0, 1)
+const FOUR_DIGIT_YEARS_UNTIL = Date.UTC(9999, 11, 31)
+
+/** UTC needs no time zone data: its days are computed directly, without Intl (whose first use costs tens of ms). */
+const inUtc = (millis: number, timeZone: string): boolean =>
+  timeZone === "UTC" && millis >= FOUR_DIGIT_YEARS_FROM && millis < FOUR_DIGIT_YEARS_UNTIL
 
 /** Epoch milliseconds as an ISO 8601 UTC timestamp, the form every record and trace uses. */
 export const isoAt = (millis: number): string => new Date(millis).toISOString()
 
 /** `YYYY-MM-DD` of `millis` in `timeZone`. */
 export const localDay = (millis: number, timeZone: string): string =>
-  DateTime.formatIsoDate(DateTime.unsafeMakeZoned(millis, { timeZone }))
+  inUtc(millis, timeZone)
+    ? new Date(millis).toISOString().slice(0, 10)
+    : DateTime.formatIsoDate(DateTime.unsafeMakeZoned(millis, { timeZone }))
 
 /** `YYYY-MM-DD HH:MM` of `millis` in `timeZone`, for people. */
-export const localMinute = (millis: number, timeZone: string): string =>
-  new Date(millis).toLocaleString("sv-SE", { timeZone }).slice(0, 16)
+export const localMinute = (millis: number, timeZone: string): string => {
+  if (!inUtc(millis, timeZone)) return new Date(millis).toLocaleString("sv-SE", { timeZone }).slice(0, 16)
+  const iso = new Date(millis).toISOString()
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)}`
+}
 
 /** Epoch milliseconds of the first local midnight after `millis` in `timeZone`. */
 export const nextLocalMidnight = (millis: number, timeZone: string): number =>
-  DateTime.toEpochMillis(
+  inUtc(millis, timeZone) ? (Math.floor(millis / DAY_MS) + 1) * DAY_MS : DateTime.toEpochMillis(
     DateTime.add(DateTime.startOf(DateTime.unsafeMakeZoned(millis, { timeZone }), "day"), { days: 1 })
   )
 
@@ -25,6 +40,10 @@ export const isCalendarDay = (text: string): boolean =>
 export const localDayBounds = (day: string, timeZone: string): { readonly since: number; readonly until: number } => {
   const [year, month, date] = day.split("-").map(Number) as [number, number, number]
   const next = new Date(Date.UTC(year, month - 1, date + 1))
+  const midnight = Date.UTC(year, month - 1, date)
+  if (inUtc(midnight, timeZone) && inUtc(next.getTime(), timeZone)) {
+    return { since: midnight, until: next.getTime() - 1 }
+  }
   const start = (y: number, m: number, d: number) =>
     DateTime.toEpochMillis(
       DateTime.unsafeMakeZoned({ year: y, month: m, day: d }, { timeZone, adjustForTimeZone: true })
@@ -33,4 +52,59 @@ export const localDayBounds = (day: string, timeZone: string): { readonly since:
     since: start(year, month, date),
     until: start(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate()) - 1
   }
+}
+
+/** The names Intl resolves to "UTC" (the machine's zone may be set with any of them). */
+export const utcZoneNames: ReadonlySet<string> = new Set([
+  "UTC",
+  "Etc/UTC",
+  "Etc/UCT",
+  "Etc/Universal",
+  "Etc/Zulu",
+  "UCT",
+  "Universal",
+  "Zulu",
+  "Etc/GMT",
+  "Etc/GMT0",
+  "Etc/GMT+0",
+  "Etc/GMT-0",
+  "GMT",
+  "GMT0",
+  "GMT+0",
+  "GMT-0",
+  "Etc/Greenwich",
+  "Greenwich"
+])
+
+/**
+ * What the machine declares as its zone, where the time zone library reads it: the TZ variable (without POSIX's
+ * leading ':'), else the name the /etc/localtime link points to under a `zoneinfo` folder; undefined when neither
+ * says (no link, a copied file, another system).
+ */
+export const declaredZone = (
+  tz: string | undefined,
+  readLink: () => string
+): string | undefined => {
+  if (tz !== undefined) return tz.startsWith(":") ? tz.slice(1) : tz
+  try {
+    const target = readLink()
+    const at = target.lastIndexOf("zoneinfo/")
+    return at === -1 ? undefined : target.slice(at + "zoneinfo/".length)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The machine's time zone, named as Intl names it. A machine declared to be on UTC (under any of its names) whose
+ * clock agrees (no offset now nor half a year from now) is "UTC" without asking Intl: its first use loads locale
+ * data, a large share of a short command's start-up. Any other machine gets Intl's answer.
+ */
+export const machineTimeZone = (): string => {
+  const declared = declaredZone(process.env.TZ, () => NodeFs.readlinkSync("/etc/localtime"))
+  const now = Date.now()
+  const noOffset = new Date(now).getTimezoneOffset() === 0 && new Date(now + 182 * DAY_MS).getTimezoneOffset() === 0
+  return declared !== undefined && utcZoneNames.has(declared) && noOffset
+    ? "UTC"
+    : Intl.DateTimeFormat().resolvedOptions().timeZone
 }
