@@ -47,8 +47,8 @@ const load = <A>(module: () => Promise<A>): Effect.Effect<A> => Effect.promise(m
 /** The audit log alone, read-only: verify and query create nothing and start no budget. */
 const auditLayer = Effect.gen(function*() {
   const { AuditLogExisting } = yield* load(() => import("../layers/audit/AuditLogFile.js"))
-  const { ReadOnlyBaseLayer } = yield* load(() => import("../layers/Base.js"))
-  return AuditLogExisting.pipe(Layer.provideMerge(ReadOnlyBaseLayer))
+  const { FilesReadOnlyBaseLayer } = yield* load(() => import("../layers/Base.js"))
+  return AuditLogExisting.pipe(Layer.provideMerge(FilesReadOnlyBaseLayer))
 })
 
 const audit = <A, E, R>(command: (module: typeof import("./Audit.js")) => Effect.Effect<A, E, R>) =>
@@ -104,24 +104,24 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       Doctor: () =>
         Effect.gen(function*() {
           const { doctor } = yield* load(() => import("./Doctor.js"))
-          const { BaseLayer } = yield* load(() => import("../layers/Base.js"))
-          return yield* doctor.pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs))
+          const { FilesBaseLayer } = yield* load(() => import("../layers/Base.js"))
+          return yield* doctor.pipe(Effect.provide(FilesBaseLayer), Effect.provide(stderrLogs))
         }),
       Budget: () =>
         Effect.gen(function*() {
           const { budgetShow } = yield* load(() => import("./BudgetCommand.js"))
-          const { ReadOnlyBaseLayer, StateReadOnlyLayer } = yield* load(() => import("../layers/Base.js"))
+          const { FilesReadOnlyBaseLayer, StateReadOnlyLayer } = yield* load(() => import("../layers/Base.js"))
           return yield* budgetShow.pipe(
-            Effect.provide(StateReadOnlyLayer.pipe(Layer.provideMerge(ReadOnlyBaseLayer))),
+            Effect.provide(StateReadOnlyLayer.pipe(Layer.provideMerge(FilesReadOnlyBaseLayer))),
             Effect.provide(stderrLogs)
           )
         }),
       BudgetOverride: (options) =>
         Effect.gen(function*() {
           const { budgetOverride } = yield* load(() => import("./BudgetCommand.js"))
-          const { BaseLayer, StateLayer } = yield* load(() => import("../layers/Base.js"))
+          const { FilesBaseLayer, StateLayer } = yield* load(() => import("../layers/Base.js"))
           return yield* budgetOverride(options).pipe(
-            Effect.provide(StateLayer.pipe(Layer.provideMerge(BaseLayer))),
+            Effect.provide(StateLayer.pipe(Layer.provideMerge(FilesBaseLayer))),
             Effect.provide(stderrLogs)
           )
         }),
@@ -137,9 +137,9 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
         Effect.gen(function*() {
           const { plansCommand } = yield* load(() => import("./Plans.js"))
           const { PlanCacheSqlite } = yield* load(() => import("../layers/plans/PlanCacheSqlite.js"))
-          const { BaseLayer } = yield* load(() => import("../layers/Base.js"))
+          const { FilesBaseLayer } = yield* load(() => import("../layers/Base.js"))
           return yield* plansCommand(options).pipe(
-            Effect.provide(PlanCacheSqlite.pipe(Layer.provideMerge(BaseLayer))),
+            Effect.provide(PlanCacheSqlite.pipe(Layer.provideMerge(FilesBaseLayer))),
             Effect.provide(stderrLogs)
           )
         }),
@@ -149,8 +149,8 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       Backup: (options) =>
         Effect.gen(function*() {
           const { backupCommand } = yield* load(() => import("./Backup.js"))
-          const { BaseLayer } = yield* load(() => import("../layers/Base.js"))
-          return yield* backupCommand(options).pipe(Effect.provide(BaseLayer), Effect.provide(stderrLogs))
+          const { FilesBaseLayer } = yield* load(() => import("../layers/Base.js"))
+          return yield* backupCommand(options).pipe(Effect.provide(FilesBaseLayer), Effect.provide(stderrLogs))
         }),
       Digest: (options) =>
         Effect.gen(function*() {

@@ -1,5 +1,5 @@
-import { HttpClient, type HttpClientError } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import { type FileSystem, HttpClient, type HttpClientError, type Path } from "@effect/platform"
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { AuditLogFile } from "./audit/AuditLogFile.js"
 import { BudgetLive, BudgetReadOnly } from "./budget/BudgetLive.js"
@@ -32,17 +32,32 @@ export const HttpClientOnDemand = Layer.scoped(
   })
 )
 
-/** Workspace and configuration: what every command needs first. */
-export const BaseLayer = MyclawConfigLive.pipe(
-  Layer.provideMerge(WorkspaceLive),
-  Layer.provideMerge(Layer.merge(NodeContext.layer, HttpClientOnDemand))
-)
+/**
+ * Files and paths: the platform of the commands that run no agent. The agent's graph adds Node's process and
+ * terminal services (`NodeContext`): loading them loads child_process and readline, about 8 ms of a short
+ * command's start-up.
+ */
+export const FilesAndPaths = Layer.merge(NodeFileSystem.layer, NodePath.layer)
 
-/** Workspace and configuration for read-only commands: both must exist already, nothing is written. */
-export const ReadOnlyBaseLayer = MyclawConfigReadOnly.pipe(
-  Layer.provideMerge(WorkspaceExisting),
-  Layer.provideMerge(Layer.merge(NodeContext.layer, HttpClientOnDemand))
-)
+/** Workspace and configuration over `platform`: what every command needs first. */
+export const makeBaseLayer = <A, E>(platform: Layer.Layer<A | FileSystem.FileSystem | Path.Path, E>) =>
+  MyclawConfigLive.pipe(
+    Layer.provideMerge(WorkspaceLive),
+    Layer.provideMerge(Layer.merge(platform, HttpClientOnDemand))
+  )
+
+/** The same, for read-only commands: the workspace and its configuration must exist already, nothing is written. */
+export const makeReadOnlyBaseLayer = <A, E>(platform: Layer.Layer<A | FileSystem.FileSystem | Path.Path, E>) =>
+  MyclawConfigReadOnly.pipe(
+    Layer.provideMerge(WorkspaceExisting),
+    Layer.provideMerge(Layer.merge(platform, HttpClientOnDemand))
+  )
+
+/** Workspace and configuration for the commands that run no agent (the agent's graph: `BaseLayer` in Main). */
+export const FilesBaseLayer = makeBaseLayer(FilesAndPaths)
+
+/** Workspace and configuration for read-only commands that run no agent. */
+export const FilesReadOnlyBaseLayer = makeReadOnlyBaseLayer(FilesAndPaths)
 
 /** The signed audit log and the budget kept beside it. */
 export const StateLayer = makeStateLayer({ ids: IdGeneratorLive, audit: AuditLogFile, budget: BudgetLive })

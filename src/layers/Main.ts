@@ -1,9 +1,10 @@
+import { NodeContext } from "@effect/platform-node"
 import { Layer } from "effect"
 import { makeAppLayer } from "./AppLayer.js"
 import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
 import { AuditLogFile } from "./audit/AuditLogFile.js"
-import { BaseLayer, ReadOnlyBaseLayer, StateLayer, StateReadOnlyLayer } from "./Base.js"
+import { makeBaseLayer, makeReadOnlyBaseLayer, StateLayer, StateReadOnlyLayer } from "./Base.js"
 import { BudgetLive } from "./budget/BudgetLive.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
@@ -12,7 +13,13 @@ import { SessionsSqlite } from "./sessions/SessionsSqlite.js"
 import { ToolRegistryConfigured } from "./tools/ToolRegistryConfigured.js"
 import { TraceStoreFile } from "./traces/TraceStoreFile.js"
 
-export { BaseLayer, ReadOnlyBaseLayer, StateLayer, StateReadOnlyLayer }
+export { StateLayer, StateReadOnlyLayer }
+
+/** Workspace and configuration over Node's whole platform (files, paths, processes, terminal, workers). */
+export const BaseLayer = makeBaseLayer(NodeContext.layer)
+
+/** The same for read-only commands: the workspace and its configuration must exist already. */
+export const ReadOnlyBaseLayer = makeReadOnlyBaseLayer(NodeContext.layer)
 
 /** The production parts, from the workspace and its configuration. */
 export const LiveParts = {
@@ -31,7 +38,11 @@ export const LiveParts = {
  * The graph over an existing workspace, for commands that read it (the digest): a mistyped MYCLAW_HOME is an
  * error, never a new workspace; what they write is only what they must audit (a paid polish of the digest).
  */
-export const ExistingWorkspaceLayer = makeAppLayer({ ...LiveParts, base: ReadOnlyBaseLayer, plans: PlanCacheNone })
+export const ExistingWorkspaceLayer = makeAppLayer({
+  ...LiveParts,
+  base: ReadOnlyBaseLayer,
+  plans: PlanCacheNone
+})
 
 /** The whole graph from configuration: composed once, at the edge. */
 export const MainLayer = makeAppLayer(LiveParts)
