@@ -85,6 +85,29 @@ describe("the bundled command line", () => {
     assert.isTrue(bundles(meta, closure(meta, chunk("NodeHttpClient")), /undici/))
   })
 
+  it("budget loads neither Node's process and terminal modules nor zlib: only the agent and archives need them", () => {
+    const meta = metafile()
+    const chunk = (prefix: string) => {
+      const name = NodeFs.readdirSync(chunksDir).find((file) => file.startsWith(`${prefix}-`))
+      assert.isDefined(name, prefix)
+      return outputOf(NodePath.join(chunksDir, name!))
+    }
+    const loaded = new Set([
+      ...closure(meta, chunk("Cli")),
+      ...closure(meta, chunk("BudgetCommand")),
+      ...closure(meta, chunk("Base"))
+    ])
+    const builtins = [...loaded].flatMap((file) =>
+      (meta.outputs[file]?.imports ?? [])
+        .filter((imported) => imported.external === true && imported.kind !== "dynamic-import")
+        .map((imported) => imported.path.replace(/^node:/, ""))
+    )
+    assert.includeMembers(builtins, ["fs", "path"])
+    for (const heavy of ["child_process", "readline", "zlib", "dgram", "worker_threads"]) {
+      assert.notInclude(builtins, heavy, heavy)
+    }
+  })
+
   it("serve loads the WebSocket library only for an upgrade, in a chunk of its own", () => {
     const meta = metafile()
     const serve = outputOf(

@@ -2,13 +2,15 @@ import { Effect } from "effect"
 import { createReadStream } from "node:fs"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
-import { createGunzip } from "node:zlib"
 import { AuditError, messageOf } from "../../domain/Errors.js"
 import { chainOfFile, MONTHLY_CHAIN, monthOfFile } from "./Seal.js"
 
 /** Reading audit files: whole lines as bytes, newest lines from the end, and which files form which chain. */
 
 const NEWLINE = 10
+
+/** node:zlib, loaded when an archive is read or written: most commands touch none, and it takes milliseconds. */
+export const loadZlib = () => import("node:zlib")
 
 /**
  * Calls `onLine` for every line of a file (gunzipped for `.gz`), with its bytes (no newline) and whether a
@@ -25,12 +27,13 @@ export const forEachLine = async (
 ): Promise<void> => {
   const start = options.start ?? 0
   if (options.limit !== undefined && options.limit <= start) return
+  const gunzip = (options.compressed ?? path.endsWith(".gz")) ? (await loadZlib()).createGunzip() : undefined
   const raw = createReadStream(path, {
     start,
     ...(options.limit === undefined ? {} : { end: options.limit - 1 }),
     highWaterMark: 1 << 20
   })
-  const stream = (options.compressed ?? path.endsWith(".gz")) ? raw.pipe(createGunzip()) : raw
+  const stream = gunzip === undefined ? raw : raw.pipe(gunzip)
   raw.on("error", (error) => stream.destroy(error))
   let pending: Array<Buffer> = []
   for await (const chunk of stream as AsyncIterable<Buffer>) {

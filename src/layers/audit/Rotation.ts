@@ -4,9 +4,8 @@ import { createReadStream, createWriteStream } from "node:fs"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { pipeline } from "node:stream/promises"
-import { createGzip } from "node:zlib"
 import { syncPath } from "../../domain/FileSync.js"
-import { fileError, forEachLine } from "./Lines.js"
+import { fileError, forEachLine, loadZlib } from "./Lines.js"
 import { monthOfFile } from "./Seal.js"
 
 /**
@@ -38,6 +37,7 @@ export const compressMonth = (dir: string, file: string) =>
       const source = NodePath.join(dir, file)
       const archive = `${source}.gz`
       const temporary = `${archive}.tmp`
+      const { createGzip } = await loadZlib()
       await pipeline(createReadStream(source), createGzip({ level: 6 }), createWriteStream(temporary, { mode: 0o600 }))
       await syncPath(temporary)
       if ((await digestOf(temporary, true)) !== (await digestOf(source, false))) {
