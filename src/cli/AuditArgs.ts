@@ -1,10 +1,27 @@
 import { Either } from "effect"
-import { type AuditKind, AuditRecord } from "../domain/AuditRecord.js"
+import type { AuditKind } from "../domain/AuditRecord.js"
 
-// What the command line parser needs of the audit commands, apart from them so that parsing loads no audit log.
+// What the command line parser needs of the audit commands, apart from them so that parsing loads no audit log
+// and no record schema (building the schemas is milliseconds every command would pay).
 
-/** The record kinds `--kind` accepts, from the record schema itself. */
-export const auditKinds: ReadonlyArray<AuditKind> = AuditRecord.members.map((member) => member.fields.kind.literals[0])
+/** Every record kind, in the schema's order; the type holds it complete and exact. */
+const kinds = {
+  trace: true,
+  approval: true,
+  tool_decision: true,
+  workspace_edit: true,
+  constitution_modified: true,
+  budget_override: true,
+  injection_suspected: true,
+  recovered: true,
+  llm_call: true,
+  audit_resumed: true,
+  session_forgotten: true,
+  secret_changed: true
+} satisfies Record<AuditKind, true>
+
+/** The record kinds `--kind` accepts. */
+export const auditKinds = Object.keys(kinds) as ReadonlyArray<AuditKind>
 
 export const isAuditKind = (text: string): text is AuditKind => (auditKinds as ReadonlyArray<string>).includes(text)
 
