@@ -110,16 +110,17 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
       Budget: () =>
         Effect.gen(function*() {
           const { budgetShow } = yield* load(() => import("./BudgetCommand.js"))
-          const { FilesReadOnlyBaseLayer, StateReadOnlyLayer } = yield* load(() => import("../layers/Base.js"))
+          const { BudgetShowLayer } = yield* load(() => import("../layers/BudgetShow.js"))
           return yield* budgetShow.pipe(
-            Effect.provide(StateReadOnlyLayer.pipe(Layer.provideMerge(FilesReadOnlyBaseLayer))),
+            Effect.provide(BudgetShowLayer),
             Effect.provide(stderrLogs)
           )
         }),
       BudgetOverride: (options) =>
         Effect.gen(function*() {
           const { budgetOverride } = yield* load(() => import("./BudgetCommand.js"))
-          const { FilesBaseLayer, StateLayer } = yield* load(() => import("../layers/Base.js"))
+          const { FilesBaseLayer } = yield* load(() => import("../layers/Base.js"))
+          const { StateLayer } = yield* load(() => import("../layers/State.js"))
           return yield* budgetOverride(options).pipe(
             Effect.provide(StateLayer.pipe(Layer.provideMerge(FilesBaseLayer))),
             Effect.provide(stderrLogs)

@@ -1,11 +1,7 @@
 import { type FileSystem, HttpClient, type HttpClientError, type Path } from "@effect/platform"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
-import { AuditLogFile } from "./audit/AuditLogFile.js"
-import { BudgetLive, BudgetReadOnly } from "./budget/BudgetLive.js"
-import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
-import { makeStateLayer } from "./StateLayer.js"
 import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
 
 // The layers of the commands that need no agent runtime (budget, doctor, backup, audit): kept apart from Main so
@@ -58,9 +54,3 @@ export const FilesBaseLayer = makeBaseLayer(FilesAndPaths)
 
 /** Workspace and configuration for read-only commands that run no agent. */
 export const FilesReadOnlyBaseLayer = makeReadOnlyBaseLayer(FilesAndPaths)
-
-/** The signed audit log and the budget kept beside it. */
-export const StateLayer = makeStateLayer({ ids: IdGeneratorLive, audit: AuditLogFile, budget: BudgetLive })
-
-/** The audit log and the budget as read-only commands see it: the budget store is neither created nor written. */
-export const StateReadOnlyLayer = makeStateLayer({ ids: IdGeneratorLive, audit: AuditLogFile, budget: BudgetReadOnly })

@@ -44,4 +44,24 @@ describe("myclaw budget", () => {
         "budget.sqlite"
       ])
     }))
+
+  it.scoped("with no budget database: today's spend is rebuilt from the audit log, and nothing is written", () =>
+    Effect.gen(function*() {
+      const dearer = { pricing: { "scripted": { inputPerMTok: 1000, cachedInputPerMTok: 0, outputPerMTok: 0 } } }
+      const home = yield* workspaceWith([{ text: "hello", usage: { input: 1000, output: 0 } }], dearer)
+      const turn = yield* myclaw(["chat", "hi"], { MYCLAW_HOME: home })
+      assert.strictEqual(turn.code, 0, turn.stderr)
+      const spent = (stdout: string) => /spent today +(\S+) EUR/.exec(stdout)?.[1]
+      const stored = yield* myclaw(["budget"], { MYCLAW_HOME: home })
+      assert.strictEqual(stored.code, 0, stored.stderr)
+      assert.notStrictEqual(spent(stored.stdout), "0.0000", stored.stdout)
+      const state = NodePath.join(home, ".state")
+      for (const name of NodeFs.readdirSync(state).filter((file) => file.startsWith("budget.sqlite"))) {
+        NodeFs.rmSync(NodePath.join(state, name))
+      }
+      const rebuilt = yield* myclaw(["budget"], { MYCLAW_HOME: home })
+      assert.strictEqual(rebuilt.code, 0, rebuilt.stderr)
+      assert.strictEqual(spent(rebuilt.stdout), spent(stored.stdout), rebuilt.stdout)
+      assert.isFalse(NodeFs.existsSync(NodePath.join(state, "budget.sqlite")))
+    }))
 })

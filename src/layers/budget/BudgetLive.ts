@@ -1,4 +1,4 @@
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
@@ -237,35 +237,41 @@ export const BudgetLive = Layer.scoped(
 
 /**
  * The budget as read-only commands see it: the database opened read-only, or, when there is none yet, the
- * counters it would start from, computed in memory. Nothing is created or written; every change is refused.
+ * counters it would start from, computed in memory from the audit log, which `auditLog` builds only then (a
+ * command that finds the database neither loads nor opens the audit log). Nothing is created or written; every
+ * change is refused.
  */
-export const BudgetReadOnly = Layer.scoped(
-  Budget,
-  Effect.gen(function*() {
-    const { config } = yield* MyclawConfig
-    const workspace = yield* Workspace
-    const audit = yield* AuditLog
-    const settings = budgetSettings(config)
-    const files = budgetFiles(workspace.root)
-    const scope = yield* Effect.scope
-    const exists = yield* Effect.promise(() => NodeFs.access(files.database).then(() => true, () => false))
-    const opened = exists ? yield* openBudgetDatabase(files.database, { readonly: true }, scope) : null
-    const refuse = Effect.dieMessage("the budget is read-only in this command")
-    if (opened?._tag === "Open") {
-      const [version] = yield* Effect.orDie(opened.sql<{ user_version: number }>`PRAGMA user_version`)
-      if ((version?.user_version ?? 0) > 0) {
-        const core = yield* makeBudgetCore(
-          settings,
-          makeSqliteStore(opened.sql, files.database, Clock.currentTimeMillis, { readonly: true })
-        )
-        return budgetService(core, () => refuse)
+export const makeBudgetReadOnly = <E, R>(auditLog: Layer.Layer<AuditLog, E, R>) =>
+  Layer.scoped(
+    Budget,
+    Effect.gen(function*() {
+      const { config } = yield* MyclawConfig
+      const workspace = yield* Workspace
+      const settings = budgetSettings(config)
+      const files = budgetFiles(workspace.root)
+      const scope = yield* Effect.scope
+      const exists = yield* Effect.promise(() => NodeFs.access(files.database).then(() => true, () => false))
+      const opened = exists ? yield* openBudgetDatabase(files.database, { readonly: true }, scope) : null
+      const refuse = Effect.dieMessage("the budget is read-only in this command")
+      if (opened?._tag === "Open") {
+        const [version] = yield* Effect.orDie(opened.sql<{ user_version: number }>`PRAGMA user_version`)
+        if ((version?.user_version ?? 0) > 0) {
+          const core = yield* makeBudgetCore(
+            settings,
+            makeSqliteStore(opened.sql, files.database, Clock.currentTimeMillis, { readonly: true })
+          )
+          return budgetService(core, () => refuse)
+        }
       }
-    }
-    const why = opened?._tag === "Corrupt" ? `${files.database} is corrupt (${opened.detail})` : null
-    const seed = yield* Effect.provideService(seedCounters(settings, files, why), AuditLog, audit)
-    if (seed.warn) yield* Effect.logWarning(seed.note)
-    const store = yield* makeMemoryStore({ days: { [seed.today.day]: seed.today }, reservations: [] })
-    const core = yield* makeBudgetCore(settings, store)
-    return budgetService(core, () => refuse)
-  })
-)
+      const why = opened?._tag === "Corrupt" ? `${files.database} is corrupt (${opened.detail})` : null
+      const audit = Context.get(yield* Layer.buildWithScope(auditLog, scope), AuditLog)
+      const seed = yield* Effect.provideService(seedCounters(settings, files, why), AuditLog, audit)
+      if (seed.warn) yield* Effect.logWarning(seed.note)
+      const store = yield* makeMemoryStore({ days: { [seed.today.day]: seed.today }, reservations: [] })
+      const core = yield* makeBudgetCore(settings, store)
+      return budgetService(core, () => refuse)
+    })
+  )
+
+/** The read-only budget over the audit log the context holds. */
+export const BudgetReadOnly = makeBudgetReadOnly(Layer.effect(AuditLog, AuditLog))
