@@ -1,14 +1,14 @@
 import { FileSystem } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import * as Migrator from "@effect/sql/Migrator"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Cause, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf, WorkspaceError } from "../../domain/Errors.js"
 import { Workspace } from "../../services/Workspace.js"
+import { migrateRecord } from "../SqlMigrations.js"
 
-const migrations = Migrator.fromRecord({
+const migrations = {
   "1_approval_requests": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.zipRight(
       sql`CREATE TABLE approval_requests (
@@ -33,7 +33,7 @@ const migrations = Migrator.fromRecord({
       )`,
       sql`CREATE INDEX approval_requests_state ON approval_requests (state)`
     ))
-})
+}
 
 /** A request as SQLite keeps it: the nonce only as its sha256, the arguments only as their hash. */
 export const StoredRequest = Schema.Struct({
@@ -70,7 +70,7 @@ export interface Settlement {
 /** Pending and consumed approval requests, durable in SQLite (the table is created or migrated at start). */
 export const makeApprovalStore = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* Migrator.make({})({ loader: migrations, table: "approvals_migrations" })
+  yield* migrateRecord("approvals_migrations", migrations)
 
   const insertPending = (row: NewRequest) =>
     sql`INSERT INTO approval_requests ${sql.insert({ ...row, state: "pending" })}`.pipe(Effect.asVoid)

@@ -2,7 +2,6 @@ import * as Reactivity from "@effect/experimental/Reactivity"
 import { FileSystem } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import * as Migrator from "@effect/sql/Migrator"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { canonicalJson } from "../../domain/ArgsHash.js"
@@ -13,8 +12,9 @@ import { PlanCacheError } from "../../domain/PlanCacheError.js"
 import { sha256Hex } from "../../domain/Sha256.js"
 import { PlanCache } from "../../services/PlanCache.js"
 import { Workspace } from "../../services/Workspace.js"
+import { migrateRecord } from "../SqlMigrations.js"
 
-const migrations = Migrator.fromRecord({
+const migrations = {
   "1_plans": Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`CREATE TABLE plans (
       id TEXT PRIMARY KEY,
@@ -28,7 +28,7 @@ const migrations = Migrator.fromRecord({
       created_at INTEGER NOT NULL,
       last_used_at INTEGER
     )`)
-})
+}
 
 const Row = Schema.Struct({
   id: Schema.String,
@@ -54,7 +54,7 @@ export const makePlanCache = (file: string) =>
     const sql = yield* SqlClient.SqlClient
     const failed = (error: unknown) =>
       new PlanCacheError({ path: file, message: `the plan cache failed: ${messageOf(error)}`, cause: error })
-    yield* Migrator.make({})({ loader: migrations, table: "plans_migrations" }).pipe(Effect.mapError(failed))
+    yield* migrateRecord("plans_migrations", migrations).pipe(Effect.mapError(failed))
 
     const query = (rows: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
       rows.pipe(Effect.flatMap(decodeRows), Effect.mapError(failed))

@@ -2,7 +2,6 @@ import { FileSystem } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import * as Migrator from "@effect/sql/Migrator"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
@@ -20,10 +19,11 @@ import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
+import { migrateRecord } from "../SqlMigrations.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
 import Sessions0002, { FOREIGN_OWNER } from "./migrations/0002_record_turn.js"
 
-const migrations = Migrator.fromRecord({ "1_sessions": Sessions0001, "2_record_turn": Sessions0002 })
+const migrations = { "1_sessions": Sessions0001, "2_record_turn": Sessions0002 }
 
 const TurnRow = Schema.Struct({
   ...SessionTurn.fields,
@@ -55,7 +55,7 @@ const ioError = (sessionId: string, what: string) => (cause: SqlError.SqlError |
 export const makeSessionsSql = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const ids = yield* IdGenerator
-  yield* Migrator.make({})({ loader: migrations, table: "sessions_migrations" })
+  yield* migrateRecord("sessions_migrations", migrations)
 
   const ownerOf = (sessionId: string) =>
     Effect.map(
