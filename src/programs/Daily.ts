@@ -1,10 +1,13 @@
-import { Cron, Effect, Schedule } from "effect"
+import { Cron, DateTime, Effect, Schedule } from "effect"
+
+/** The cron of every day at `HH:MM` in `timeZone`; UTC as a fixed offset, whose arithmetic needs no Intl. */
+export const dailyCron = (at: string, timeZone: string) => {
+  const [hours, minutes] = at.split(":").map(Number) as [number, number]
+  return Cron.unsafeParse(`${minutes} ${hours} * * *`, timeZone === "UTC" ? DateTime.zoneMakeOffset(0) : timeZone)
+}
 
 /** Every day at `HH:MM` in `timeZone` (daylight saving included). */
-export const dailyAt = (at: string, timeZone: string) => {
-  const [hours, minutes] = at.split(":").map(Number) as [number, number]
-  return Schedule.cron(Cron.unsafeParse(`${minutes} ${hours} * * *`, timeZone))
-}
+export const dailyAt = (at: string, timeZone: string) => Schedule.cron(dailyCron(at, timeZone))
 
 /**
  * Runs `job` every day at `at` (the first time at the next such moment), for as long as the caller's fiber lives.
