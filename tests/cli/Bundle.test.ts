@@ -52,6 +52,13 @@ const bundles = (meta: Metafile, files: ReadonlySet<string>, pkg: RegExp) =>
     Object.keys(meta.outputs[file]?.inputs ?? {}).some((input) => new RegExp(`node_modules/${pkg.source}/`).test(input))
   )
 
+/** The output of the chunk whose name starts with `prefix` (esbuild adds a hash of its content). */
+const chunk = (prefix: string) => {
+  const name = NodeFs.readdirSync(chunksDir).find((file) => file.startsWith(`${prefix}-`))
+  assert.isDefined(name, prefix)
+  return outputOf(NodePath.join(chunksDir, name!))
+}
+
 describe("the bundled command line", () => {
   it("the build leaves one entry file and its chunks beside the tsc output", () => {
     assert.isTrue(NodeFs.existsSync(main), `${main} is missing: run npm run build`)
@@ -76,22 +83,12 @@ describe("the bundled command line", () => {
 
   it("serve loads no HTTP client (undici) before it listens; the client's own chunk holds it", () => {
     const meta = metafile()
-    const chunk = (prefix: string) => {
-      const name = NodeFs.readdirSync(chunksDir).find((file) => file.startsWith(`${prefix}-`))
-      assert.isDefined(name, prefix)
-      return outputOf(NodePath.join(chunksDir, name!))
-    }
     assert.isFalse(bundles(meta, closure(meta, chunk("Serve")), /undici/))
     assert.isTrue(bundles(meta, closure(meta, chunk("NodeHttpClient")), /undici/))
   })
 
   it("budget loads neither Node's process and terminal modules nor zlib: only the agent and archives need them", () => {
     const meta = metafile()
-    const chunk = (prefix: string) => {
-      const name = NodeFs.readdirSync(chunksDir).find((file) => file.startsWith(`${prefix}-`))
-      assert.isDefined(name, prefix)
-      return outputOf(NodePath.join(chunksDir, name!))
-    }
     const loaded = new Set([
       ...closure(meta, chunk("Cli")),
       ...closure(meta, chunk("BudgetCommand")),
@@ -110,9 +107,7 @@ describe("the bundled command line", () => {
 
   it("serve loads the WebSocket library only for an upgrade, in a chunk of its own", () => {
     const meta = metafile()
-    const serve = outputOf(
-      NodePath.join(chunksDir, NodeFs.readdirSync(chunksDir).find((file) => file.startsWith("Serve-"))!)
-    )
+    const serve = chunk("Serve")
     assert.isFalse(bundles(meta, closure(meta, serve), /ws/))
     const upgrade = meta.outputs[serve]!.imports.filter((imported) => imported.kind === "dynamic-import")
     assert.isTrue(upgrade.some((imported) => bundles(meta, closure(meta, imported.path), /ws/)))
