@@ -13,6 +13,9 @@
 // it. MYCLAW_CODE_CACHE=off measures the ES modules without it.
 //
 //   COLD_RUNS (default 5)
+//   COLD_CLI        the command line measured, relative to this checkout (default dist/cli/myclaw.mjs): another
+//                   build's (e.g. ../before/dist/cli/myclaw.mjs) to compare two builds run alternately in one
+//                   session; npm_start_health_ms always measures this checkout's `npm start`
 //   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default cold-start)
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
