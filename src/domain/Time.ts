@@ -2,34 +2,36 @@ import { DateTime } from "effect"
 import * as NodeFs from "node:fs"
 
 const DAY_MS = 86_400_000
-// Where ISO 8601's `YYYY-MM-DD` has four digits: there the UTC shortcuts below give exactly what Intl gives.
-const FOUR_DIGIT_YEARS_FROM = Date.UTC(1000, 0, 1)
-const FOUR_DIGIT_YEARS_UNTIL = Date.UTC(9999, 11, 31)
+const UTC_OFFSET = DateTime.zoneMakeOffset(0)
 
-/** UTC needs no time zone data: its days are computed directly, without Intl (whose first use costs tens of ms). */
-const inUtc = (millis: number, timeZone: string): boolean =>
-  timeZone === "UTC" && millis >= FOUR_DIGIT_YEARS_FROM && millis < FOUR_DIGIT_YEARS_UNTIL
+/**
+ * A zone as Effect's DateTime and Cron take it: UTC as a fixed offset, whose arithmetic needs no Intl (Intl's first
+ * use loads locale data, tens of ms of a short command's start-up); any other zone by its name.
+ */
+export const zoneOf = (timeZone: string): DateTime.TimeZone | string => timeZone === "UTC" ? UTC_OFFSET : timeZone
 
 /** Epoch milliseconds as an ISO 8601 UTC timestamp, the form every record and trace uses. */
 export const isoAt = (millis: number): string => new Date(millis).toISOString()
 
 /** `YYYY-MM-DD` of `millis` in `timeZone`. */
 export const localDay = (millis: number, timeZone: string): string =>
-  inUtc(millis, timeZone)
-    ? new Date(millis).toISOString().slice(0, 10)
-    : DateTime.formatIsoDate(DateTime.unsafeMakeZoned(millis, { timeZone }))
+  DateTime.formatIsoDate(DateTime.unsafeMakeZoned(millis, { timeZone: zoneOf(timeZone) }))
 
 /** `YYYY-MM-DD HH:MM` of `millis` in `timeZone`, for people. */
 export const localMinute = (millis: number, timeZone: string): string => {
-  if (!inUtc(millis, timeZone)) return new Date(millis).toLocaleString("sv-SE", { timeZone }).slice(0, 16)
-  const iso = new Date(millis).toISOString()
-  return `${iso.slice(0, 10)} ${iso.slice(11, 16)}`
+  const iso = isoAt(millis)
+  // In UTC, the ISO text itself (when its year has four digits, as the Swedish format writes it).
+  return timeZone === "UTC" && iso.length === 24
+    ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}`
+    : new Date(millis).toLocaleString("sv-SE", { timeZone }).slice(0, 16)
 }
 
 /** Epoch milliseconds of the first local midnight after `millis` in `timeZone`. */
 export const nextLocalMidnight = (millis: number, timeZone: string): number =>
-  inUtc(millis, timeZone) ? (Math.floor(millis / DAY_MS) + 1) * DAY_MS : DateTime.toEpochMillis(
-    DateTime.add(DateTime.startOf(DateTime.unsafeMakeZoned(millis, { timeZone }), "day"), { days: 1 })
+  DateTime.toEpochMillis(
+    DateTime.add(DateTime.startOf(DateTime.unsafeMakeZoned(millis, { timeZone: zoneOf(timeZone) }), "day"), {
+      days: 1
+    })
   )
 
 /** A real calendar day written `YYYY-MM-DD`. */
@@ -40,13 +42,9 @@ export const isCalendarDay = (text: string): boolean =>
 export const localDayBounds = (day: string, timeZone: string): { readonly since: number; readonly until: number } => {
   const [year, month, date] = day.split("-").map(Number) as [number, number, number]
   const next = new Date(Date.UTC(year, month - 1, date + 1))
-  const midnight = Date.UTC(year, month - 1, date)
-  if (inUtc(midnight, timeZone) && inUtc(next.getTime(), timeZone)) {
-    return { since: midnight, until: next.getTime() - 1 }
-  }
   const start = (y: number, m: number, d: number) =>
     DateTime.toEpochMillis(
-      DateTime.unsafeMakeZoned({ year: y, month: m, day: d }, { timeZone, adjustForTimeZone: true })
+      DateTime.unsafeMakeZoned({ year: y, month: m, day: d }, { timeZone: zoneOf(timeZone), adjustForTimeZone: true })
     )
   return {
     since: start(year, month, date),

@@ -1,9 +1,10 @@
-import { Cron, DateTime, Effect, Schedule } from "effect"
+import { Cron, Effect, Schedule } from "effect"
+import { zoneOf } from "../domain/Time.js"
 
-/** The cron of every day at `HH:MM` in `timeZone`; UTC as a fixed offset, whose arithmetic needs no Intl. */
+/** The cron of every day at `HH:MM` in `timeZone`. */
 export const dailyCron = (at: string, timeZone: string) => {
   const [hours, minutes] = at.split(":").map(Number) as [number, number]
-  return Cron.unsafeParse(`${minutes} ${hours} * * *`, timeZone === "UTC" ? DateTime.zoneMakeOffset(0) : timeZone)
+  return Cron.unsafeParse(`${minutes} ${hours} * * *`, zoneOf(timeZone))
 }
 
 /** Every day at `HH:MM` in `timeZone` (daylight saving included). */
