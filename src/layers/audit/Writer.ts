@@ -9,7 +9,7 @@ import { loadHeads, newHead, type Repair } from "./Heads.js"
 import { epochOf, type KeyStore } from "./Keys.js"
 import { compressMonth } from "./Rotation.js"
 import { chainOfFile, MONTHLY_CHAIN } from "./Seal.js"
-import { acquireWriterLock, awaitTaker, handoffRequested } from "./WriterLock.js"
+import { acquireWriterLock, awaitTaker, handoffRequested, WAIT_SPACING_MS } from "./WriterLock.js"
 
 /**
  * The single writer: every append goes through one queue and one fiber, so lines never interleave and each
@@ -20,8 +20,8 @@ import { acquireWriterLock, awaitTaker, handoffRequested } from "./WriterLock.js
  * Writing happens in sessions: the first append takes the folder's lock and reads where every chain, the
  * key and the checkpoints stand (cutting a torn last line); after `IDLE_MS` without appends the session ends
  * and the lock is released, so that another myclaw process (a CLI command next to `serve`) can write too. A
- * process waiting for the lock (`writer.wait`) is let in after the batch being written, or at the next
- * release tick when no batch comes.
+ * process waiting for the lock (`writer.wait`) is let in after the first batch written once its request is
+ * looked for (at most once per retry of the waiter), or at the next release tick when no batch comes.
  */
 export type Job =
   | { readonly _tag: "Append"; readonly record: AuditRecord; readonly done: Deferred.Deferred<void, AuditError> }
@@ -85,7 +85,16 @@ export const makeWriter = (options: WriterOptions) =>
           repairs.push({ file: options.checkpointFile, bytes: checkpoints.cut, detail })
         }
         for (const repair of repairs) yield* Effect.logWarning(`audit: ${repair.file}: ${repair.detail}`)
-        return { scope, heads: loaded.heads, checkpoints, key, sinceCheckpoint: 0, repairs, lastBatchAt: now }
+        return {
+          scope,
+          heads: loaded.heads,
+          checkpoints,
+          key,
+          sinceCheckpoint: 0,
+          repairs,
+          lastBatchAt: now,
+          handoffCheckedAt: Number.NEGATIVE_INFINITY
+        }
       }).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
     })
     type Session = Effect.Effect.Success<typeof open>
@@ -230,6 +239,13 @@ export const makeWriter = (options: WriterOptions) =>
       return sizes
     })
 
+    /** Whether another process asked for the folder, looked for at most once per `WAIT_SPACING_MS`. */
+    const handoffDue = (s: Session, now: number): boolean => {
+      if (now - s.handoffCheckedAt < WAIT_SPACING_MS) return false
+      s.handoffCheckedAt = now
+      return handoffRequested(auditDir)
+    }
+
     /** One step of the writer fiber: every queued job, appends first as one batch. */
     const step = (jobs: ReadonlyArray<Job>) =>
       Effect.gen(function*() {
@@ -249,8 +265,10 @@ export const makeWriter = (options: WriterOptions) =>
               )
             )
           }
-          // Another process is waiting to write: hand the folder over after this batch.
-          if (Option.isSome(current) && handoffRequested(auditDir)) {
+          // Another process is waiting to write: hand the folder over after this batch. The request is looked
+          // for once per retry of the waiting process (a file system call: not after every batch of a busy
+          // writer); the release tick looks too.
+          if (Option.isSome(current) && handoffDue(current.value, yield* Clock.currentTimeMillis)) {
             yield* close(current.value)
             yield* awaitTaker(auditDir)
           }

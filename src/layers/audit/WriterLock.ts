@@ -152,8 +152,11 @@ const take = async (path: string, token: string): Promise<Holder | undefined> =>
 /** Held by another live process: waited for, and retried. */
 class LockHeld extends Data.TaggedError("LockHeld")<{ readonly holder: Holder }> {}
 
+/** How often a process waiting for the lock tries again (and writes its request). */
+export const WAIT_SPACING_MS = 25
+
 /** How long an append waits for another process's writer to let go of the folder. */
-const WAIT = { spacing: Duration.millis(25), attempts: 400 }
+const WAIT = { spacing: Duration.millis(WAIT_SPACING_MS), attempts: 400 }
 
 /**
  * Takes the folder's writer lock for the scope (released when the scope closes), waiting up to 10 s for

@@ -4,7 +4,7 @@ import { Effect, Logger, LogLevel, TestClock } from "effect"
 import { spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import { bootId, LOCK_FILE, processStart, WAIT_FILE } from "../../../src/layers/audit/WriterLock.js"
+import { bootId, LOCK_FILE, processStart, WAIT_FILE, WAIT_SPACING_MS } from "../../../src/layers/audit/WriterLock.js"
 import { breaks, joinSteppingClock, makeDirs, nowIso, openLog, settle, startAt, trace } from "./support.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
@@ -124,6 +124,30 @@ layer(NodeContext.layer)("writer lock handoff", (it) => {
       assert.isFalse(NodeFs.existsSync(wait), "the request is consumed")
       yield* log.append(trace(yield* nowIso, 3))
       assert.isTrue(NodeFs.existsSync(lock), "the next append takes it again")
+      assert.deepStrictEqual(breaks(yield* log.verifyIntegrity()), [])
+    }).pipe(quiet))
+})
+
+layer(NodeContext.layer)("writer lock handoff, busy writer", (it) => {
+  it.scoped("a busy writer looks for a waiting process once per retry of the waiter, not after every batch", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      const { log } = yield* openLog(dirs)
+      const lock = NodePath.join(dirs.auditDir, LOCK_FILE)
+      const wait = NodePath.join(dirs.auditDir, WAIT_FILE)
+      yield* log.append(trace(yield* nowIso, 1))
+      NodeFs.writeFileSync(wait, "1\n")
+      yield* TestClock.adjust(`${WAIT_SPACING_MS - 1} millis`)
+      yield* log.append(trace(yield* nowIso, 2))
+      assert.isTrue(NodeFs.existsSync(lock), "within one retry of the waiter the folder is kept")
+      assert.isTrue(NodeFs.existsSync(wait), "and the request is not consumed")
+      yield* TestClock.adjust("1 millis")
+      yield* log.append(trace(yield* nowIso, 3))
+      yield* settle(log)
+      assert.isFalse(NodeFs.existsSync(lock), "a retry later, the batch hands the folder over")
+      assert.isFalse(NodeFs.existsSync(wait), "the request is consumed")
+      yield* log.append(trace(yield* nowIso, 4))
       assert.deepStrictEqual(breaks(yield* log.verifyIntegrity()), [])
     }).pipe(quiet))
 })
