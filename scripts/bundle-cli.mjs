@@ -43,18 +43,6 @@ const inlineVersion = {
   },
 };
 
-// The SQLite driver's file is resolved from the module with import.meta, which the CommonJS copy of a chunk cannot
-// hold: the bundle resolves it with the require every chunk has (the banner's, or the CommonJS loader's).
-const sqliteDriverFromBundle = {
-  name: 'sqlite-driver-from-bundle',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]dist[\\/]layers[\\/]SqliteDriver\.js$/ }, () => ({
-      contents: 'export const sqliteDriverPath = () => require.resolve("better-sqlite3")\n',
-      loader: 'js',
-    }));
-  },
-};
-
 // myclaw's own modules run nothing when imported but define values: what a command does not use is left out of
 // its chunk (esbuild keeps the imports of a module with side effects, even unused ones).
 const ownModulesArePure = {
@@ -124,7 +112,7 @@ const result = await esbuild.build({
   external,
   // CommonJS dependencies inside an ES module bundle call require() for Node's own modules.
   banner: { js: 'import { createRequire as __myclawRequire } from "node:module"; const require = __myclawRequire(import.meta.url);' },
-  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, sqliteDriverFromBundle, runnerBundle],
+  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, runnerBundle],
   metafile: true,
   logLevel: 'warning',
   legalComments: 'none',

@@ -18,12 +18,3 @@ for (const fsync of ["always", "batch"] as const) {
       )
     ).pipe(Layer.provide(Layer.merge(NodeContext.layer, IdGeneratorLive))))
 }
-
-// The same contract while every recorded turn asks a worker thread for a checkpoint of the WAL.
-sessionsContract("SQLite, WAL checkpoints in a worker from the first turn", () =>
-  Layer.unwrapScoped(
-    Effect.map(
-      Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "myclaw-sessions-" })),
-      (dir) => SessionsSqliteAt(NodePath.join(dir, ".state", "sessions.sqlite"), "batch", { startAfter: 1, every: 1 })
-    )
-  ).pipe(Layer.provide(Layer.merge(NodeContext.layer, IdGeneratorLive))))

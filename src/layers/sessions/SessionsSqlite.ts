@@ -20,7 +20,6 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
 import { migrateRecord } from "../SqlMigrations.js"
-import { makeWalCheckpointer, type WalCheckpointerOptions } from "../WalCheckpointer.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
 import Sessions0002, { FOREIGN_OWNER } from "./migrations/0002_record_turn.js"
 
@@ -190,29 +189,16 @@ export const makeSessionsSql = Effect.gen(function*() {
  * Sessions in SQLite at `file` (its folder created first); one client per file per process. `batch` follows the
  * traces' group commit: no commit waits for the disk (WAL, `synchronous = NORMAL`: a crash of myclaw loses
  * nothing, a power loss may lose the last turns, which stay in the trace files); `always` syncs every commit.
- * A process that records many turns checkpoints the WAL in a worker thread (see `makeWalCheckpointer`).
  */
-export const SessionsSqliteAt = (
-  file: string,
-  fsync: "always" | "batch" = "always",
-  checkpoints: Omit<WalCheckpointerOptions, "file" | "synchronous"> = {}
-) =>
-  Layer.scoped(
+export const SessionsSqliteAt = (file: string, fsync: "always" | "batch" = "always") =>
+  Layer.effect(
     Sessions,
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      if (fsync === "batch") yield* Effect.orDie(sql.unsafe("PRAGMA synchronous = NORMAL"))
-      const sessions = yield* makeSessionsSql
-      const checkpointer = yield* makeWalCheckpointer(sql, {
-        ...checkpoints,
-        file,
-        synchronous: fsync === "batch" ? "NORMAL" : "FULL"
-      })
-      return Sessions.of({
-        ...sessions,
-        recordTurn: (turn) => Effect.zipLeft(sessions.recordTurn(turn), checkpointer.committed)
-      })
-    })
+    Effect.zipRight(
+      fsync === "batch"
+        ? Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.orDie(sql.unsafe("PRAGMA synchronous = NORMAL")))
+        : Effect.void,
+      makeSessionsSql
+    )
   ).pipe(
     Layer.provide(Layer.unwrapEffect(
       Effect.gen(function*() {
