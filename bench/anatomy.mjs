@@ -1,7 +1,9 @@
-// Anatomy of the step-overhead workload: where a conversation's runtime operations go, and what a parked
-// conversation holds. A diagnostic, not a scenario of `npm run bench` (it instruments Effect's fiber runtime,
+// Anatomy of the step-overhead workload: where a conversation's time and runtime operations go, and what a
+// parked conversation holds. A diagnostic, not a scenario of `npm run bench` (it instruments Effect's fiber runtime,
 // which slows it down): run `node bench/anatomy.mjs` after `npm run build`. One JSON line on stdout.
 //
+//  - time: wall microseconds by phase of the conversation (the phases below), TIME_RUNS conversations one after
+//    another, measured before the fiber runtime is instrumented.
 //  - ops: every operation Effect's run loop evaluates (all fibers: the turn's and the writers'), counted by
 //    phase of the conversation, the phases cut where the fake model is called and where the tool runs:
 //    start -> first model call, model -> tool (the Thought's end, validation, policy, the tool's start),
@@ -11,7 +13,8 @@
 //    kind of object (heap snapshots before and after, after a full GC): the turn's data against the fiber's
 //    continuation (Effect's primitives, closures and their contexts).
 //
-//   OPS_RUNS (100) conversations counted after WARMUP (harness default) unmeasured ones; HELD (300); TOP (12)
+//   TIME_RUNS (2000) conversations timed and OPS_RUNS (100) counted after WARMUP (harness default) unmeasured ones;
+//   HELD (300); TOP (12)
 //   kinds listed; FSYNC as in step-overhead.
 import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -24,6 +27,7 @@ import * as base from './lib/harness.mjs';
 import { makeMyclawAgent } from './lib/myclaw-agent.mjs';
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+const TIME_RUNS = Number(process.env.TIME_RUNS || 2000);
 const OPS_RUNS = Number(process.env.OPS_RUNS || 100);
 const HELD = Number(process.env.HELD || 300);
 const TOP = Number(process.env.TOP || 12);
@@ -41,7 +45,21 @@ let ops = 0;
 let since = 0;
 let phase = 'start';
 const phases = new Map();
+let timing = false;
+let lastAt = 0n;
+const times = new Map();
 const mark = (next) => {
+  if (timing) {
+    const now = process.hrtime.bigint();
+    const key = `${phase} -> ${next}`;
+    const entry = times.get(key) ?? { times: 0, us: 0 };
+    entry.times += 1;
+    entry.us += Number(now - lastAt) / 1000;
+    times.set(key, entry);
+    lastAt = now;
+    phase = next;
+    return;
+  }
   if (!counting) return;
   const key = `${phase} -> ${next}`;
   const entry = phases.get(key) ?? { times: 0, ops: 0 };
@@ -75,6 +93,18 @@ const agent = await makeMyclawAgent({ harness, dist, fsync: process.env.FSYNC ||
 const snapshots = [];
 try {
   for (let i = 0; i < base.WARMUP; i++) await agent.runOnce();
+
+  // Time, by phase (the runtime not instrumented yet).
+  timing = true;
+  const timedFrom = process.hrtime.bigint();
+  for (let i = 0; i < TIME_RUNS; i++) {
+    phase = 'start';
+    lastAt = process.hrtime.bigint();
+    await agent.runOnce();
+    mark('end');
+  }
+  const timedUs = Number(process.hrtime.bigint() - timedFrom) / 1000;
+  timing = false;
 
   // Count: each run-loop method of the fiber runtime evaluates one operation (its name is the op code).
   const proto = FiberRuntime.prototype;
@@ -120,6 +150,10 @@ try {
     `${JSON.stringify({
       scenario: 'anatomy',
       steps: base.STEPS,
+      us_per_conversation: Math.round(timedUs / TIME_RUNS),
+      us_by_phase: Object.fromEntries(
+        [...times].map(([key, p]) => [key, { times_per_conversation: p.times / TIME_RUNS, us_each: Math.round(p.us / p.times) }]),
+      ),
       ops_per_conversation: Math.round([...phases.values()].reduce((sum, p) => sum + p.ops, 0) / OPS_RUNS),
       ops_by_phase: Object.fromEntries(
         [...phases].map(([key, p]) => [key, { times_per_conversation: p.times / OPS_RUNS, ops_each: Math.round(p.ops / p.times) }]),
