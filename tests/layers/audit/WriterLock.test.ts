@@ -104,15 +104,23 @@ layer(NodeContext.layer)("writer lock", (it) => {
     }).pipe(quiet))
 })
 
+/** A log that has written one record (so it holds the lock), with the paths of its lock and of a wait request. */
+const writingLog = Effect.gen(function*() {
+  yield* startAt()
+  const dirs = yield* makeDirs
+  const { log } = yield* openLog(dirs)
+  yield* log.append(trace(yield* nowIso, 1))
+  return {
+    log,
+    lock: NodePath.join(dirs.auditDir, LOCK_FILE),
+    wait: NodePath.join(dirs.auditDir, WAIT_FILE)
+  }
+})
+
 layer(NodeContext.layer)("writer lock handoff", (it) => {
   it.scoped("a writer between batches lets the folder go within its release tick when another process waits", () =>
     Effect.gen(function*() {
-      yield* startAt()
-      const dirs = yield* makeDirs
-      const { log } = yield* openLog(dirs)
-      const lock = NodePath.join(dirs.auditDir, LOCK_FILE)
-      const wait = NodePath.join(dirs.auditDir, WAIT_FILE)
-      yield* log.append(trace(yield* nowIso, 1))
+      const { lock, log, wait } = yield* writingLog
       yield* TestClock.adjust("200 millis")
       yield* log.append(trace(yield* nowIso, 2))
       assert.isTrue(NodeFs.existsSync(lock))
@@ -131,12 +139,7 @@ layer(NodeContext.layer)("writer lock handoff", (it) => {
 layer(NodeContext.layer)("writer lock handoff, busy writer", (it) => {
   it.scoped("a busy writer looks for a waiting process once per retry of the waiter, not after every batch", () =>
     Effect.gen(function*() {
-      yield* startAt()
-      const dirs = yield* makeDirs
-      const { log } = yield* openLog(dirs)
-      const lock = NodePath.join(dirs.auditDir, LOCK_FILE)
-      const wait = NodePath.join(dirs.auditDir, WAIT_FILE)
-      yield* log.append(trace(yield* nowIso, 1))
+      const { lock, log, wait } = yield* writingLog
       NodeFs.writeFileSync(wait, "1\n")
       yield* TestClock.adjust(`${WAIT_SPACING_MS - 1} millis`)
       yield* log.append(trace(yield* nowIso, 2))
