@@ -77,6 +77,34 @@ export const sessionsContract = (name: string, make: () => Layer.Layer<Sessions,
         ])
       })))
 
+    it.scoped("turns closing at once are all recorded, in order per session; another owner's is refused alone", () =>
+      run(Effect.gen(function*() {
+        const sessions = yield* Sessions
+        yield* sessions.recordTurn(turnOf("s1", 1))
+        const turns = [
+          turnOf("s2", 2),
+          turnOf("s1", 3, { owner: "telegram:@mallory" }),
+          turnOf("s3", 4),
+          turnOf("s2", 5),
+          turnOf("s1", 6)
+        ]
+        const outcomes = yield* Effect.forEach(turns, (turn) => Effect.either(sessions.recordTurn(turn)), {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(
+          outcomes.map((outcome) => outcome._tag === "Left" ? outcome.left.reason : "recorded"),
+          ["recorded", "Forbidden", "recorded", "recorded", "recorded"]
+        )
+        const traces = (sessionId: string) =>
+          Effect.map(
+            sessions.history(sessionId, "cli:alice"),
+            (history) => history.turns.map((turn) => [turn.seq, turn.trace_id])
+          )
+        assert.deepStrictEqual(yield* traces("s1"), [[1, "trace-1"], [2, "trace-6"]])
+        assert.deepStrictEqual(yield* traces("s2"), [[1, "trace-2"], [2, "trace-5"]])
+        assert.deepStrictEqual(yield* traces("s3"), [[1, "trace-4"]])
+      })))
+
     it.scoped("the newest summary replaces the turns it covers; the turns stay stored", () =>
       run(Effect.gen(function*() {
         const sessions = yield* Sessions

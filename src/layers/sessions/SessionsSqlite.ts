@@ -2,12 +2,13 @@ import { FileSystem } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Clock, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
 import {
   channelKind,
   forbidden,
+  type NewSessionTurn,
   SessionError,
   SessionInfo,
   SessionSummary,
@@ -19,6 +20,7 @@ import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
+import { makeGroupCommit } from "../files/GroupCommit.js"
 import { migrateRecord } from "../SqlMigrations.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
 import Sessions0002, { FOREIGN_OWNER } from "./migrations/0002_record_turn.js"
@@ -42,6 +44,15 @@ const HistoryRow = Schema.Struct({
   turns: Schema.NullOr(Schema.parseJson(Schema.Array(SessionTurn)))
 })
 const decodeHistoryRows = Schema.decodeUnknown(Schema.Array(HistoryRow))
+
+/** A turn waiting for the writer, and its caller waiting for the outcome. */
+interface Recording {
+  readonly turn: NewSessionTurn
+  readonly done: Deferred.Deferred<void, SessionError>
+}
+
+// 12 columns a turn: well under SQLite's 32,766 bound parameters per statement.
+const MAX_TURNS_PER_STATEMENT = 500
 
 const ioError = (sessionId: string, what: string) => (cause: SqlError.SqlError | unknown) =>
   new SessionError({
@@ -96,23 +107,45 @@ export const makeSessionsSql = Effect.gen(function*() {
       sql.insert({ id: sessionId, channel, owner, created_at: at, last_active_at: at })
     } ON CONFLICT (id) DO NOTHING`
 
-  // One statement, atomic (see the `session_turn_records` trigger): it runs at the close of every turn, and each
-  // statement through the SQL client has a cost of its own. A session of another owner aborts it, changing nothing.
-  const recordTurn = (turn: Parameters<Sessions["Type"]["recordTurn"]>[0]) =>
-    sql`INSERT INTO session_turn_records ${
-      sql.insert({
-        session_id: turn.sessionId,
-        channel: channelKind(turn.owner),
-        owner: turn.owner,
-        ...storedTurn(turn),
-        tainted_by: JSON.stringify(turn.taintedBy)
-      })
-    }`.pipe(
+  // One statement, atomic (see the `session_turn_records` trigger): a session of another owner aborts it, changing
+  // nothing.
+  const rowOf = (turn: NewSessionTurn) => ({
+    session_id: turn.sessionId,
+    channel: channelKind(turn.owner),
+    owner: turn.owner,
+    ...storedTurn(turn),
+    tainted_by: JSON.stringify(turn.taintedBy)
+  })
+  const recordOne = (turn: NewSessionTurn) =>
+    sql`INSERT INTO session_turn_records ${sql.insert(rowOf(turn))}`.pipe(
       Effect.asVoid,
       Effect.catchTag("SqlError", (error) =>
         messageOf(error.cause).includes(FOREIGN_OWNER)
           ? Effect.fail(forbidden(turn.sessionId))
-          : Effect.fail(ioError(turn.sessionId, "cannot record the turn")(error))),
+          : Effect.fail(ioError(turn.sessionId, "cannot record the turn")(error)))
+    )
+
+  // The turns that closed while the writer was busy, in one statement (group commit): it runs at the close of every
+  // turn, and each statement through the SQL client, and each commit, has a cost of its own. A statement of several
+  // turns is undone whole when one of them fails (another owner's session): each is then recorded alone, so that
+  // only that one fails.
+  const recordAlone = (job: Recording) =>
+    Effect.flatMap(Effect.exit(recordOne(job.turn)), (exit) => Deferred.done(job.done, exit))
+  const recordBatch = (jobs: ReadonlyArray<Recording>): Effect.Effect<void> =>
+    jobs.length === 1
+      ? Effect.asVoid(recordAlone(jobs[0]!))
+      : Effect.flatMap(
+        Effect.exit(sql`INSERT INTO session_turn_records ${sql.insert(jobs.map((job) => rowOf(job.turn)))}`),
+        (together) =>
+          Exit.isSuccess(together)
+            ? Effect.forEach(jobs, (job) => Deferred.succeed(job.done, undefined), { discard: true })
+            : Effect.forEach(jobs, recordAlone, { discard: true })
+      )
+  const writer = yield* makeGroupCommit<Recording>({ step: recordBatch, maxBatch: MAX_TURNS_PER_STATEMENT })
+  const closed = (turn: NewSessionTurn) => () =>
+    ioError(turn.sessionId, "cannot record the turn")("the sessions store is closed")
+  const recordTurn = (turn: NewSessionTurn) =>
+    writer.request<void, SessionError>((done) => ({ turn, done }), closed(turn)).pipe(
       withSpanWhenTraced("Sessions.recordTurn")
     )
 
@@ -191,7 +224,7 @@ export const makeSessionsSql = Effect.gen(function*() {
  * nothing, a power loss may lose the last turns, which stay in the trace files); `always` syncs every commit.
  */
 export const SessionsSqliteAt = (file: string, fsync: "always" | "batch" = "always") =>
-  Layer.effect(
+  Layer.scoped(
     Sessions,
     Effect.zipRight(
       fsync === "batch"
