@@ -125,7 +125,27 @@ export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateCon
   return Gate.Run({ ...judged, approval, approvalRequestId })
 })
 
-const ruleOf = (decision: PolicyDecision): string => `${decision.rule}: ${decision.reason}`
+// The same few (rule, reason) pairs decide almost every call: each one's text is made once and shared by every
+// ActionStep that records it (a parked conversation holds its steps, and a text made per step is a string each).
+// Reasons that name a target or a source vary without bound, so past a fixed number of texts each step makes its
+// own again.
+const RULE_TEXTS_MAX = 1024
+const ruleTexts = new Map<string, Map<string, string>>()
+let ruleTextCount = 0
+const ruleOf = (decision: PolicyDecision): string => {
+  let byReason = ruleTexts.get(decision.rule)
+  const known = byReason?.get(decision.reason)
+  if (known !== undefined) return known
+  const text = `${decision.rule}: ${decision.reason}`
+  if (ruleTextCount >= RULE_TEXTS_MAX) return text
+  if (byReason === undefined) {
+    byReason = new Map()
+    ruleTexts.set(decision.rule, byReason)
+  }
+  byReason.set(decision.reason, text)
+  ruleTextCount++
+  return text
+}
 
 /** The ActionStep of a call, before any result. */
 export const actionStep = (gate: Gate): ActionStep => {
