@@ -158,43 +158,42 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
       })
 
     /** Denials no rule can lift. */
-    const hardDenial = (input: PolicyInput, path: PathFacts | undefined) =>
-      Effect.gen(function*() {
-        const { provenance, target, tool } = input
-        if (tool.targetKind === "host") {
-          const host = canonicalHost(target)
-          if (
-            host !== undefined && provenance.untrustedHosts.has(host) && !hostsIn(provenance.userMessage).includes(host)
-          ) {
-            return deny(
-              "builtin:untrusted-egress",
-              `${host} first appeared in untrusted content and you did not name it`
-            )
-          }
-        }
-        if (path === undefined || !tool.hasSideEffects) return undefined
-        if (path.outside !== undefined) return deny("builtin:outside-workspace", path.outside)
-        const names = path.names.map(fold)
-        for (const entry of yield* protectedFiles) {
-          const sameName = entry.name !== undefined && names.includes(fold(entry.name))
-          const sameFile = entry.file !== undefined && path.file !== undefined &&
-            entry.file.dev === path.file.dev && entry.file.ino === path.file.ino
-          if (sameName || sameFile) return deny(entry.rule, entry.reason)
-        }
-        if (names.some((name) => name === ".audit" || name.startsWith(".audit/"))) {
-          return deny("builtin:audit", "the audit log is append-only and written by myclaw alone")
-        }
-        if (names.some((name) => name === ".state" || name.startsWith(".state/"))) {
-          return deny("builtin:state", "myclaw's own state (approvals) is not for tools to change")
-        }
-        if (path.file !== undefined && path.file.nlink > 1) {
+    const hardDenial = Effect.fnUntraced(function*(input: PolicyInput, path: PathFacts | undefined) {
+      const { provenance, target, tool } = input
+      if (tool.targetKind === "host") {
+        const host = canonicalHost(target)
+        if (
+          host !== undefined && provenance.untrustedHosts.has(host) && !hostsIn(provenance.userMessage).includes(host)
+        ) {
           return deny(
-            "builtin:hard-link",
-            `${target} has ${path.file.nlink} names (hard links): a write would change the file under every name`
+            "builtin:untrusted-egress",
+            `${host} first appeared in untrusted content and you did not name it`
           )
         }
-        return undefined
-      })
+      }
+      if (path === undefined || !tool.hasSideEffects) return undefined
+      if (path.outside !== undefined) return deny("builtin:outside-workspace", path.outside)
+      const names = path.names.map(fold)
+      for (const entry of yield* protectedFiles) {
+        const sameName = entry.name !== undefined && names.includes(fold(entry.name))
+        const sameFile = entry.file !== undefined && path.file !== undefined &&
+          entry.file.dev === path.file.dev && entry.file.ino === path.file.ino
+        if (sameName || sameFile) return deny(entry.rule, entry.reason)
+      }
+      if (names.some((name) => name === ".audit" || name.startsWith(".audit/"))) {
+        return deny("builtin:audit", "the audit log is append-only and written by myclaw alone")
+      }
+      if (names.some((name) => name === ".state" || name.startsWith(".state/"))) {
+        return deny("builtin:state", "myclaw's own state (approvals) is not for tools to change")
+      }
+      if (path.file !== undefined && path.file.nlink > 1) {
+        return deny(
+          "builtin:hard-link",
+          `${target} has ${path.file.nlink} names (hard links): a write would change the file under every name`
+        )
+      }
+      return undefined
+    })
 
     const matching = (input: PolicyInput, target: string) => {
       const folded = (foldCase && input.tool.targetKind === "path") || input.tool.targetKind === "host"
@@ -226,22 +225,21 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
         : { verdict: "allow", rule: "default:read-only", reason: "the tool has no side effects" }
     }
 
-    const decide = (input: PolicyInput) =>
-      Effect.gen(function*() {
-        const path = input.tool.targetKind === "path" ? yield* facts(input.target) : undefined
-        const denied = yield* hardDenial(input, path)
-        if (denied !== undefined) return denied
-        let decision = ruleFor(input, input.target)
-        const host = input.tool.targetKind === "host" ? canonicalHost(input.target) : undefined
-        const others = path?.names.slice(1) ?? (host !== undefined && host !== input.target ? [host] : [])
-        for (const name of others) {
-          const other = ruleFor(input, name)
-          if (severity[other.verdict] > severity[decision.verdict]) {
-            decision = { ...other, reason: `${other.reason} (${input.target} leads to ${name})` }
-          }
+    const decide = Effect.fnUntraced(function*(input: PolicyInput) {
+      const path = input.tool.targetKind === "path" ? yield* facts(input.target) : undefined
+      const denied = yield* hardDenial(input, path)
+      if (denied !== undefined) return denied
+      let decision = ruleFor(input, input.target)
+      const host = input.tool.targetKind === "host" ? canonicalHost(input.target) : undefined
+      const others = path?.names.slice(1) ?? (host !== undefined && host !== input.target ? [host] : [])
+      for (const name of others) {
+        const other = ruleFor(input, name)
+        if (severity[other.verdict] > severity[decision.verdict]) {
+          decision = { ...other, reason: `${other.reason} (${input.target} leads to ${name})` }
         }
-        return decision
-      })
+      }
+      return decision
+    })
 
     /**
      * A request the owner vouched for after taint: to a host they named in this turn, or one an allow rule names

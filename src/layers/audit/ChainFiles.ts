@@ -31,27 +31,25 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
     const fail = (path: string, what: string) => (error: { readonly message: string }) =>
       new AuditError({ path, reason: "Io", message: `${what}: ${error.message}`, cause: error })
 
-    const handleOf = (name: string) =>
-      Effect.gen(function*() {
-        const open = handles.get(name)
-        if (open !== undefined) return open.file
-        const scope = yield* Scope.make()
-        const path = joinPath(auditDir, name)
-        const file = yield* Scope.extend(fs.open(path, { flag: "a", mode: 0o600 }), scope).pipe(
-          Effect.mapError(fail(path, "cannot open the audit file")),
-          Effect.tapError(() => Scope.close(scope, Exit.void))
-        )
-        handles.set(name, { file, scope })
-        return file
-      })
+    const handleOf = Effect.fnUntraced(function*(name: string) {
+      const open = handles.get(name)
+      if (open !== undefined) return open.file
+      const scope = yield* Scope.make()
+      const path = joinPath(auditDir, name)
+      const file = yield* Scope.extend(fs.open(path, { flag: "a", mode: 0o600 }), scope).pipe(
+        Effect.mapError(fail(path, "cannot open the audit file")),
+        Effect.tapError(() => Scope.close(scope, Exit.void))
+      )
+      handles.set(name, { file, scope })
+      return file
+    })
 
-    const sync = (name: string) =>
-      Effect.gen(function*() {
-        const open = handles.get(name)
-        if (open === undefined || !dirty.has(name)) return
-        yield* open.file.sync.pipe(Effect.mapError(fail(joinPath(auditDir, name), "cannot sync the audit file")))
-        dirty.delete(name)
-      })
+    const sync = Effect.fnUntraced(function*(name: string) {
+      const open = handles.get(name)
+      if (open === undefined || !dirty.has(name)) return
+      yield* open.file.sync.pipe(Effect.mapError(fail(joinPath(auditDir, name), "cannot sync the audit file")))
+      dirty.delete(name)
+    })
 
     const syncAll = Effect.suspend(() => Effect.forEach([...dirty], sync, { discard: true }))
 
@@ -82,64 +80,63 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
      * Appends `records` to the chain of `head`, moving the monthly chain to a new month's file first when the
      * month changed (the previous file's name is pushed to `rotated`, for compression).
      */
-    const write = (
+    const write = Effect.fnUntraced(function*(
       head: Head,
       records: ReadonlyArray<AuditRecord>,
       key: EpochKey,
       now: number,
       rotated: Array<string>
-    ) =>
-      Effect.gen(function*() {
-        const target = head.chain === MONTHLY_CHAIN ? monthTarget(head, records, now) : head.chain
-        const path = joinPath(auditDir, target)
-        const problem = broken.get(target)
-        if (problem !== undefined) return yield* new AuditError({ path, reason: "Io", message: problem })
-        if (head.file !== target) {
-          if (head.file !== undefined) {
-            yield* close(head.file)
-            rotated.push(head.file)
-          }
-          head.file = target
-          head.newestMonth = monthOfFile(target)
-          head.size = yield* fs.stat(path).pipe(Effect.map((info) => Number(info.size)), Effect.orElseSucceed(() => 0))
+    ) {
+      const target = head.chain === MONTHLY_CHAIN ? monthTarget(head, records, now) : head.chain
+      const path = joinPath(auditDir, target)
+      const problem = broken.get(target)
+      if (problem !== undefined) return yield* new AuditError({ path, reason: "Io", message: problem })
+      if (head.file !== target) {
+        if (head.file !== undefined) {
+          yield* close(head.file)
+          rotated.push(head.file)
         }
-        let { hash, seq } = head
-        const lines: Array<string> = []
-        for (const record of records) {
-          const line = yield* Effect.try({
-            try: () => sealLine(record, { seq: seq + 1, prev: hash, epoch: key.epoch }, key.key),
-            catch: (error) =>
-              new AuditError({
-                path,
-                reason: "InvalidRecord",
-                message: `cannot seal the record: ${messageOf(error)}`,
-                cause: error
-              })
-          })
-          lines.push(line)
-          seq += 1
-          hash = sha256(line)
-        }
-        const bytes = Buffer.from(lines.join("\n") + "\n")
-        const file = yield* handleOf(target)
-        yield* appendBytes(file.fd, bytes)
-          .pipe(
-            Effect.catchAll((error) =>
-              file.truncate(FileSystem.Size(head.size)).pipe(
-                Effect.catchAll((cut) =>
-                  Effect.sync(() =>
-                    broken.set(target, `a failed write could not be cut back (${cut.message}): restart myclaw`)
-                  )
-                ),
-                Effect.zipRight(Effect.fail(fail(path, "cannot append to the audit file")(error)))
-              )
+        head.file = target
+        head.newestMonth = monthOfFile(target)
+        head.size = yield* fs.stat(path).pipe(Effect.map((info) => Number(info.size)), Effect.orElseSucceed(() => 0))
+      }
+      let { hash, seq } = head
+      const lines: Array<string> = []
+      for (const record of records) {
+        const line = yield* Effect.try({
+          try: () => sealLine(record, { seq: seq + 1, prev: hash, epoch: key.epoch }, key.key),
+          catch: (error) =>
+            new AuditError({
+              path,
+              reason: "InvalidRecord",
+              message: `cannot seal the record: ${messageOf(error)}`,
+              cause: error
+            })
+        })
+        lines.push(line)
+        seq += 1
+        hash = sha256(line)
+      }
+      const bytes = Buffer.from(lines.join("\n") + "\n")
+      const file = yield* handleOf(target)
+      yield* appendBytes(file.fd, bytes)
+        .pipe(
+          Effect.catchAll((error) =>
+            file.truncate(FileSystem.Size(head.size)).pipe(
+              Effect.catchAll((cut) =>
+                Effect.sync(() =>
+                  broken.set(target, `a failed write could not be cut back (${cut.message}): restart myclaw`)
+                )
+              ),
+              Effect.zipRight(Effect.fail(fail(path, "cannot append to the audit file")(error)))
             )
           )
-        head.seq = seq
-        head.hash = hash
-        head.size += bytes.length
-        dirty.add(target)
-      })
+        )
+      head.seq = seq
+      head.hash = hash
+      head.size += bytes.length
+      dirty.add(target)
+    })
 
     return { write, sync, syncAll, closeAll, hasUnsynced: () => dirty.size > 0 } as const
   })

@@ -145,14 +145,13 @@ export const makeKeyStore = (keyDir: string) => {
     })
 
   /** The key of `epoch`, stored before it is used; the old key's bytes are wiped from memory. */
-  const advance = (current: EpochKey, epoch: number) =>
-    Effect.gen(function*() {
-      const next = deriveKey(current, epoch)
-      if (next === undefined || next.epoch === current.epoch) return current
-      yield* store(next)
-      current.key.fill(0)
-      return next
-    })
+  const advance = Effect.fnUntraced(function*(current: EpochKey, epoch: number) {
+    const next = deriveKey(current, epoch)
+    if (next === undefined || next.epoch === current.epoch) return current
+    yield* store(next)
+    current.key.fill(0)
+    return next
+  })
 
   /** Installs a key derived again from the seed (a restored workspace); the folder is created if needed. */
   const restore = (key: EpochKey) => Effect.zipRight(ensureDirectory, store(key))

@@ -107,20 +107,19 @@ export const makeWriter = (options: WriterOptions) =>
       }))
 
     /** Appends one chain's records; under `fsync: "always"` they are on the disk when it succeeds. */
-    const writeChain = (
+    const writeChain = Effect.fnUntraced(function*(
       s: Session,
       chain: string,
       records: ReadonlyArray<AuditRecord>,
       now: number,
       rotated: Array<string>
-    ) =>
-      Effect.gen(function*() {
-        const head = s.heads.get(chain) ?? newHead(chain)
-        s.heads.set(chain, head)
-        yield* files.write(head, records, s.key, now, rotated)
-        s.sinceCheckpoint += records.length
-        if (options.fsync === "always") yield* files.sync(head.file!)
-      })
+    ) {
+      const head = s.heads.get(chain) ?? newHead(chain)
+      s.heads.set(chain, head)
+      yield* files.write(head, records, s.key, now, rotated)
+      s.sinceCheckpoint += records.length
+      if (options.fsync === "always") yield* files.sync(head.file!)
+    })
 
     const checkpoint = (s: Session, reason: CheckpointReason, now: number) =>
       Effect.gen(function*() {
@@ -145,63 +144,62 @@ export const makeWriter = (options: WriterOptions) =>
         Effect.ensuring(Effect.zipRight(Scope.close(s.scope, Exit.void), Ref.set(session, Option.none())))
       )
 
-    const appendBatch = (batch: ReadonlyArray<Append>) =>
-      Effect.gen(function*() {
-        const s = yield* ready
-        const now = yield* Clock.currentTimeMillis
-        s.lastBatchAt = now
-        s.key = yield* keys.advance(s.key, epochOf(now))
-        const recovered: Array<AuditRecord> = s.repairs.map((repair) => ({
-          kind: "recovered",
-          at: iso(now),
-          file: repair.file,
-          truncated_bytes: repair.bytes,
-          detail: repair.detail
-        }))
-        const groups = new Map<string, Array<{ readonly record: AuditRecord; readonly job?: Append }>>()
-        const items = [...recovered.map((record) => ({ record })), ...batch.map((job) => ({ record: job.record, job }))]
-        for (const item of items) {
-          const chain = chainOfFile(auditFileOf(item.record)) ?? MONTHLY_CHAIN
-          const group = groups.get(chain)
-          if (group === undefined) groups.set(chain, [item])
-          else group.push(item)
+    const appendBatch = Effect.fnUntraced(function*(batch: ReadonlyArray<Append>) {
+      const s = yield* ready
+      const now = yield* Clock.currentTimeMillis
+      s.lastBatchAt = now
+      s.key = yield* keys.advance(s.key, epochOf(now))
+      const recovered: Array<AuditRecord> = s.repairs.map((repair) => ({
+        kind: "recovered",
+        at: iso(now),
+        file: repair.file,
+        truncated_bytes: repair.bytes,
+        detail: repair.detail
+      }))
+      const groups = new Map<string, Array<{ readonly record: AuditRecord; readonly job?: Append }>>()
+      const items = [...recovered.map((record) => ({ record })), ...batch.map((job) => ({ record: job.record, job }))]
+      for (const item of items) {
+        const chain = chainOfFile(auditFileOf(item.record)) ?? MONTHLY_CHAIN
+        const group = groups.get(chain)
+        if (group === undefined) groups.set(chain, [item])
+        else group.push(item)
+      }
+      const rotated: Array<string> = []
+      const outcomes: Array<readonly [Append, Exit.Exit<void, AuditError>]> = []
+      const reasons = new Set<CheckpointReason>()
+      for (const [chain, group] of groups) {
+        const exit = yield* Effect.exit(writeChain(s, chain, group.map((item) => item.record), now, rotated))
+        if (Exit.isSuccess(exit) && chain === MONTHLY_CHAIN && recovered.length > 0) s.repairs = []
+        for (const item of group) {
+          if (item.job === undefined) continue
+          outcomes.push([item.job, exit])
+          const reason = Exit.isSuccess(exit) ? triggerOf(item.record) : undefined
+          if (reason !== undefined) reasons.add(reason)
         }
-        const rotated: Array<string> = []
-        const outcomes: Array<readonly [Append, Exit.Exit<void, AuditError>]> = []
-        const reasons = new Set<CheckpointReason>()
-        for (const [chain, group] of groups) {
-          const exit = yield* Effect.exit(writeChain(s, chain, group.map((item) => item.record), now, rotated))
-          if (Exit.isSuccess(exit) && chain === MONTHLY_CHAIN && recovered.length > 0) s.repairs = []
-          for (const item of group) {
-            if (item.job === undefined) continue
-            outcomes.push([item.job, exit])
-            const reason = Exit.isSuccess(exit) ? triggerOf(item.record) : undefined
-            if (reason !== undefined) reasons.add(reason)
+      }
+      // An approval, denial or override is anchored before it is answered; a checkpoint that only the count
+      // of records asks for is written after the batch is answered (see `step`): those records wait for an
+      // anchor anyway (up to CHECKPOINT_INTERVAL), and their callers need not wait for two syncs.
+      if (reasons.size > 0) {
+        const exit = yield* Effect.exit(checkpoint(s, [...reasons][0]!, now))
+        if (Exit.isFailure(exit)) {
+          yield* Effect.logError("audit: the checkpoint could not be written", exit.cause)
+          // An approval, denial or override that cannot be anchored is not acted upon.
+          for (let i = 0; i < outcomes.length; i++) {
+            if (triggerOf(outcomes[i]![0].record) !== undefined) outcomes[i] = [outcomes[i]![0], exit]
           }
         }
-        // An approval, denial or override is anchored before it is answered; a checkpoint that only the count
-        // of records asks for is written after the batch is answered (see `step`): those records wait for an
-        // anchor anyway (up to CHECKPOINT_INTERVAL), and their callers need not wait for two syncs.
-        if (reasons.size > 0) {
-          const exit = yield* Effect.exit(checkpoint(s, [...reasons][0]!, now))
-          if (Exit.isFailure(exit)) {
-            yield* Effect.logError("audit: the checkpoint could not be written", exit.cause)
-            // An approval, denial or override that cannot be anchored is not acted upon.
-            for (let i = 0; i < outcomes.length; i++) {
-              if (triggerOf(outcomes[i]![0].record) !== undefined) outcomes[i] = [outcomes[i]![0], exit]
-            }
-          }
-        }
-        if (s.sinceCheckpoint > 0) yield* options.arm("checkpoint")
-        if (files.hasUnsynced()) yield* options.arm("sync")
-        yield* options.arm("release")
-        for (const file of rotated) {
-          yield* options.filesLock.withPermits(1)(compressMonth(auditDir, file)).pipe(
-            Effect.catchAll((error) => Effect.logError(`audit rotation: ${error.message}`))
-          )
-        }
-        return outcomes
-      })
+      }
+      if (s.sinceCheckpoint > 0) yield* options.arm("checkpoint")
+      if (files.hasUnsynced()) yield* options.arm("sync")
+      yield* options.arm("release")
+      for (const file of rotated) {
+        yield* options.filesLock.withPermits(1)(compressMonth(auditDir, file)).pipe(
+          Effect.catchAll((error) => Effect.logError(`audit rotation: ${error.message}`))
+        )
+      }
+      return outcomes
+    })
 
     const tick = (what: Timer | "epoch") =>
       Effect.gen(function*() {
@@ -247,38 +245,35 @@ export const makeWriter = (options: WriterOptions) =>
     }
 
     /** One step of the writer fiber: every queued job, appends first as one batch. */
-    const step = (jobs: ReadonlyArray<Job>) =>
-      Effect.gen(function*() {
-        const appends = jobs.filter((job): job is Append => job._tag === "Append")
-        if (appends.length > 0) {
-          const exit = yield* Effect.exit(appendBatch(appends))
-          if (Exit.isSuccess(exit)) {
-            for (const [job, outcome] of exit.value) yield* Deferred.done(job.done, outcome)
-          } else {
-            for (const job of appends) yield* Deferred.done(job.done, exit)
-          }
-          const current = yield* Ref.get(session)
-          if (Option.isSome(current) && current.value.sinceCheckpoint >= CHECKPOINT_EVERY) {
-            yield* checkpoint(current.value, "count", yield* Clock.currentTimeMillis).pipe(
-              Effect.catchAll((error) =>
-                Effect.logError(`audit: the checkpoint could not be written: ${error.message}`)
-              )
-            )
-          }
-          // Another process is waiting to write: hand the folder over after this batch. The request is looked
-          // for once per retry of the waiting process (a file system call: not after every batch of a busy
-          // writer); the release tick looks too.
-          if (Option.isSome(current) && handoffDue(current.value, yield* Clock.currentTimeMillis)) {
-            yield* close(current.value)
-            yield* awaitTaker(auditDir)
-          }
+    const step = Effect.fnUntraced(function*(jobs: ReadonlyArray<Job>) {
+      const appends = jobs.filter((job): job is Append => job._tag === "Append")
+      if (appends.length > 0) {
+        const exit = yield* Effect.exit(appendBatch(appends))
+        if (Exit.isSuccess(exit)) {
+          for (const [job, outcome] of exit.value) yield* Deferred.done(job.done, outcome)
+        } else {
+          for (const job of appends) yield* Deferred.done(job.done, exit)
         }
-        for (const job of jobs) {
-          if (job._tag === "Tick") yield* tick(job.what)
-          if (job._tag === "Snapshot") yield* Deferred.complete(job.done, snapshot)
-          if (job._tag === "Probe") yield* Deferred.complete(job.done, probe)
+        const current = yield* Ref.get(session)
+        if (Option.isSome(current) && current.value.sinceCheckpoint >= CHECKPOINT_EVERY) {
+          yield* checkpoint(current.value, "count", yield* Clock.currentTimeMillis).pipe(
+            Effect.catchAll((error) => Effect.logError(`audit: the checkpoint could not be written: ${error.message}`))
+          )
         }
-      })
+        // Another process is waiting to write: hand the folder over after this batch. The request is looked
+        // for once per retry of the waiting process (a file system call: not after every batch of a busy
+        // writer); the release tick looks too.
+        if (Option.isSome(current) && handoffDue(current.value, yield* Clock.currentTimeMillis)) {
+          yield* close(current.value)
+          yield* awaitTaker(auditDir)
+        }
+      }
+      for (const job of jobs) {
+        if (job._tag === "Tick") yield* tick(job.what)
+        if (job._tag === "Snapshot") yield* Deferred.complete(job.done, snapshot)
+        if (job._tag === "Probe") yield* Deferred.complete(job.done, probe)
+      }
+    })
 
     const shutdown = Effect.flatMap(Ref.get(session), Option.match({ onNone: () => Effect.void, onSome: close }))
 

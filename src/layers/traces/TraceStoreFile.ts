@@ -66,70 +66,67 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       catch: ioError(dir, "cannot sync the traces")
     }))
 
-    const handleFor = (file: string) =>
-      Effect.gen(function*() {
-        const open = handles.get(file)
-        if (open !== undefined) return open
-        yield* syncing.withPermits(1)(Effect.tryPromise({
-          try: async () => {
-            for (const handle of unsynced) await handle.datasync()
-            await closeHandles()
-          },
-          catch: ioError(dir, "cannot close the previous month's traces")
-        }))
-        const torn = yield* repairTornTail(file)
-        if (torn > 0) {
-          yield* Effect.logWarning(
-            `${file}: a torn last line (${torn} bytes, a write cut short) was moved to ${file}.torn`
-          )
-        }
-        const handle = yield* Effect.tryPromise({
-          try: () => NodeFs.open(file, "a"),
-          catch: ioError(file, "cannot open the traces")
-        })
-        handles.set(file, handle)
-        return handle
+    const handleFor = Effect.fnUntraced(function*(file: string) {
+      const open = handles.get(file)
+      if (open !== undefined) return open
+      yield* syncing.withPermits(1)(Effect.tryPromise({
+        try: async () => {
+          for (const handle of unsynced) await handle.datasync()
+          await closeHandles()
+        },
+        catch: ioError(dir, "cannot close the previous month's traces")
+      }))
+      const torn = yield* repairTornTail(file)
+      if (torn > 0) {
+        yield* Effect.logWarning(
+          `${file}: a torn last line (${torn} bytes, a write cut short) was moved to ${file}.torn`
+        )
+      }
+      const handle = yield* Effect.tryPromise({
+        try: () => NodeFs.open(file, "a"),
+        catch: ioError(file, "cannot open the traces")
       })
+      handles.set(file, handle)
+      return handle
+    })
 
     // A batch of a few traces is written by the writer fiber itself (see appendAll); syncing is what takes time,
     // and under "batch" that is never done here.
-    const append = (file: string, lines: string) =>
-      Effect.gen(function*() {
-        const handle = yield* handleFor(file)
-        yield* appendAll(handle.fd, Buffer.from(lines)).pipe(
-          Effect.mapError(ioError(file, "cannot append the trace")),
-          // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
-          Effect.tapError(() => syncing.withPermits(1)(Effect.promise(() => closeHandles().catch(() => undefined))))
-        )
-        unsynced.add(handle)
-      })
+    const append = Effect.fnUntraced(function*(file: string, lines: string) {
+      const handle = yield* handleFor(file)
+      yield* appendAll(handle.fd, Buffer.from(lines)).pipe(
+        Effect.mapError(ioError(file, "cannot append the trace")),
+        // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
+        Effect.tapError(() => syncing.withPermits(1)(Effect.promise(() => closeHandles().catch(() => undefined))))
+      )
+      unsynced.add(handle)
+    })
 
     /**
      * One batch: each month's lines in one write; under `"always"` one sync covers the batch before any
      * `persist` of it returns.
      */
-    const step = (jobs: ReadonlyArray<Write>) =>
-      Effect.gen(function*() {
-        const byFile = new Map<string, Array<Write>>()
-        for (const job of jobs) {
-          const group = byFile.get(job.file)
-          if (group === undefined) byFile.set(job.file, [job])
-          else group.push(job)
+    const step = Effect.fnUntraced(function*(jobs: ReadonlyArray<Write>) {
+      const byFile = new Map<string, Array<Write>>()
+      for (const job of jobs) {
+        const group = byFile.get(job.file)
+        if (group === undefined) byFile.set(job.file, [job])
+        else group.push(job)
+      }
+      const outcomes: Array<readonly [ReadonlyArray<Write>, Exit.Exit<void, TraceStoreError>]> = []
+      for (const [file, items] of byFile) {
+        outcomes.push([items, yield* Effect.exit(append(file, items.map((item) => item.line).join("")))])
+      }
+      if (fsync === "always" && outcomes.length > 0) {
+        const synced = yield* Effect.exit(sync)
+        for (let i = 0; i < outcomes.length; i++) {
+          if (Exit.isSuccess(outcomes[i]![1])) outcomes[i] = [outcomes[i]![0], synced]
         }
-        const outcomes: Array<readonly [ReadonlyArray<Write>, Exit.Exit<void, TraceStoreError>]> = []
-        for (const [file, items] of byFile) {
-          outcomes.push([items, yield* Effect.exit(append(file, items.map((item) => item.line).join("")))])
-        }
-        if (fsync === "always" && outcomes.length > 0) {
-          const synced = yield* Effect.exit(sync)
-          for (let i = 0; i < outcomes.length; i++) {
-            if (Exit.isSuccess(outcomes[i]![1])) outcomes[i] = [outcomes[i]![0], synced]
-          }
-        }
-        for (const [items, exit] of outcomes) {
-          for (const item of items) yield* Deferred.done(item.done, exit)
-        }
-      })
+      }
+      for (const [items, exit] of outcomes) {
+        for (const item of items) yield* Deferred.done(item.done, exit)
+      }
+    })
 
     const commit = yield* makeGroupCommit<Write>({
       step,
@@ -148,20 +145,19 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       )
     }
 
-    const persist = (trace: ExecutionTrace) =>
-      Effect.gen(function*() {
-        const file = NodePath.join(dir, `${DateTime.formatIso(trace.started_at).slice(0, 7)}.jsonl`)
-        // Large results go aside first: the line that names them is written only once they are stored.
-        const stored = yield* storeAside(dir, trace, fsync === "always")
-        yield* commit.request<void, TraceStoreError>(
-          (done) => ({
-            file,
-            line: traceToJson(stored) + "\n",
-            done
-          }),
-          () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
-        )
-      })
+    const persist = Effect.fnUntraced(function*(trace: ExecutionTrace) {
+      const file = NodePath.join(dir, `${DateTime.formatIso(trace.started_at).slice(0, 7)}.jsonl`)
+      // Large results go aside first: the line that names them is written only once they are stored.
+      const stored = yield* storeAside(dir, trace, fsync === "always")
+      yield* commit.request<void, TraceStoreError>(
+        (done) => ({
+          file,
+          line: traceToJson(stored) + "\n",
+          done
+        }),
+        () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
+      )
+    })
 
     return TraceStore.of({
       persist,

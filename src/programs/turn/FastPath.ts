@@ -88,24 +88,23 @@ const similarPlan = (request: string, threshold: number) =>
   })
 
 /** The cached plan for this request (or, with autopath, a similar one), checked; or why there is none. */
-const findPlan = (request: string) =>
-  Effect.gen(function*() {
-    const { config } = yield* MyclawConfig
-    if (!config.plans.enabled) return Either.left("plans are off (plans.enabled in myclaw.json)")
-    const cache = yield* PlanCache
-    const found = yield* Effect.either(cache.lookup(request))
-    if (Either.isLeft(found)) return Either.left(`the plan cache is unavailable (${found.left.message})`)
-    if (Option.isNone(found.right)) {
-      if (!config.plans.autopath) return Either.left("no cached plan for this request")
-      const similar = yield* Effect.either(similarPlan(request, config.plans.similarity))
-      if (Either.isLeft(similar)) return Either.left(`the plan cache is unavailable (${similar.left.message})`)
-      return Either.mapLeft(similar.right, (why) => `no cached plan for this request; autopath: ${why}`)
-    }
-    const cached = found.right.value
-    const problem = yield* stale(cached, cached.plan)
-    if (problem !== undefined) return Either.left(problem)
-    return Either.right<Chosen>({ cached, plan: cached.plan, answer: cached.answer, path: "fast" })
-  })
+const findPlan = Effect.fnUntraced(function*(request: string) {
+  const { config } = yield* MyclawConfig
+  if (!config.plans.enabled) return Either.left("plans are off (plans.enabled in myclaw.json)")
+  const cache = yield* PlanCache
+  const found = yield* Effect.either(cache.lookup(request))
+  if (Either.isLeft(found)) return Either.left(`the plan cache is unavailable (${found.left.message})`)
+  if (Option.isNone(found.right)) {
+    if (!config.plans.autopath) return Either.left("no cached plan for this request")
+    const similar = yield* Effect.either(similarPlan(request, config.plans.similarity))
+    if (Either.isLeft(similar)) return Either.left(`the plan cache is unavailable (${similar.left.message})`)
+    return Either.mapLeft(similar.right, (why) => `no cached plan for this request; autopath: ${why}`)
+  }
+  const cached = found.right.value
+  const problem = yield* stale(cached, cached.plan)
+  if (problem !== undefined) return Either.left(problem)
+  return Either.right<Chosen>({ cached, plan: cached.plan, answer: cached.answer, path: "fast" })
+})
 
 /**
  * Runs a cached plan step by step through the turn's own `act`, so each call passes exactly the gates a fresh
@@ -188,22 +187,21 @@ export const fastPath = <E, R>(input: TurnInput, traceId: string, ops: TurnOps<E
   })
 
 /** After a successful ReAct turn: its tool calls as a plan for the same request next time, when they make one. */
-export const rememberPlan = (state: TurnState.TurnState) =>
-  Effect.gen(function*() {
-    const { config } = yield* MyclawConfig
-    if (!config.plans.enabled || state.route?.path !== "react" || state.end?.outcome !== "success") return
-    const registry = yield* ToolRegistry
-    const steps = state.steps.filter((step): step is ActionStep => step.kind === "action")
-    const extracted = extractPlan(steps, state.end.response ?? "", registry.find)
-    if (extracted === undefined) return
-    if (validatePlan(extracted.plan, registry.find, config.maxSteps).length > 0) return
-    yield* (yield* PlanCache).save({
-      request: normaliseRequest(state.input.userMessage),
-      plan: extracted.plan,
-      signature: planSignature(extracted.plan, registry.find),
-      answer: extracted.answer,
-      source_trace: state.traceId
-    }, yield* Clock.currentTimeMillis).pipe(
-      Effect.catchAll((error) => Effect.logWarning(`the turn's plan was not kept: ${error.message}`))
-    )
-  })
+export const rememberPlan = Effect.fnUntraced(function*(state: TurnState.TurnState) {
+  const { config } = yield* MyclawConfig
+  if (!config.plans.enabled || state.route?.path !== "react" || state.end?.outcome !== "success") return
+  const registry = yield* ToolRegistry
+  const steps = state.steps.filter((step): step is ActionStep => step.kind === "action")
+  const extracted = extractPlan(steps, state.end.response ?? "", registry.find)
+  if (extracted === undefined) return
+  if (validatePlan(extracted.plan, registry.find, config.maxSteps).length > 0) return
+  yield* (yield* PlanCache).save({
+    request: normaliseRequest(state.input.userMessage),
+    plan: extracted.plan,
+    signature: planSignature(extracted.plan, registry.find),
+    answer: extracted.answer,
+    source_trace: state.traceId
+  }, yield* Clock.currentTimeMillis).pipe(
+    Effect.catchAll((error) => Effect.logWarning(`the turn's plan was not kept: ${error.message}`))
+  )
+})

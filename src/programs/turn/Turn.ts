@@ -66,24 +66,23 @@ type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, 
  * Only the loop is interruptible. One region where two `Effect.locally` would open two more, kept open while the
  * turn waits for its model: a parked conversation holds all of them.
  */
-const turn = (input: TurnInput) =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.gen(function*() {
-      const drawnBefore = yield* FiberRef.get(DrawnIds)
-      const annotationsBefore = yield* FiberRef.get(FiberRef.currentLogAnnotations)
-      const drawn: Array<DrawnId> = []
-      const annotate = (traceId: string) =>
-        FiberRef.set(
-          FiberRef.currentLogAnnotations,
-          HashMap.set(HashMap.set(annotationsBefore, "trace_id", traceId), "session_id", input.sessionId)
-        )
-      yield* FiberRef.set(DrawnIds, drawn)
-      const exit = yield* Effect.exit(closedTurn(input, drawn, restore, annotate))
-      yield* FiberRef.set(DrawnIds, drawnBefore)
-      yield* FiberRef.set(FiberRef.currentLogAnnotations, annotationsBefore)
-      return yield* exit
-    })
-  )
+const turn = (input: TurnInput) => Effect.uninterruptibleMask((restore) => settledTurn(input, restore))
+
+const settledTurn = Effect.fnUntraced(function*(input: TurnInput, restore: Restore) {
+  const drawnBefore = yield* FiberRef.get(DrawnIds)
+  const annotationsBefore = yield* FiberRef.get(FiberRef.currentLogAnnotations)
+  const drawn: Array<DrawnId> = []
+  const annotate = (traceId: string) =>
+    FiberRef.set(
+      FiberRef.currentLogAnnotations,
+      HashMap.set(HashMap.set(annotationsBefore, "trace_id", traceId), "session_id", input.sessionId)
+    )
+  yield* FiberRef.set(DrawnIds, drawn)
+  const exit = yield* Effect.exit(closedTurn(input, drawn, restore, annotate))
+  yield* FiberRef.set(DrawnIds, drawnBefore)
+  yield* FiberRef.set(FiberRef.currentLogAnnotations, annotationsBefore)
+  return yield* exit
+})
 
 const closedTurn = Effect.fnUntraced(function*(
   input: TurnInput,
@@ -149,55 +148,56 @@ const closedTurn = Effect.fnUntraced(function*(
     return tool !== undefined && !tool.hasSideEffects && tool.targetKind !== "host"
   }
 
-  const act = (calls: ReadonlyArray<ToolCall>) =>
-    Effect.gen(function*() {
-      let batch: Array<Run> = []
-      const flush = Effect.suspend(() => {
-        const runs = batch
-        batch = []
-        return runs.length === 0 ? Effect.void : runTogether(runs)
-      })
-      for (const call of calls) {
-        const together = concurrent(call)
-        if (!together) yield* flush
-        const gated = yield* gate(call, yield* gateContext)
-        if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") yield* update(TurnState.forcedFrontier)
-        if (gated._tag === "Run") {
-          if (together && gated.approval === null) {
-            batch.push(gated)
-          } else {
-            yield* flush
-            yield* runOne(gated)
-          }
-          continue
+  // One generator function per turn, not per call: V8 gives every generator function it makes its own prototype
+  // and hidden class, a few microseconds each time.
+  const act = Effect.fnUntraced(function*(calls: ReadonlyArray<ToolCall>) {
+    let batch: Array<Run> = []
+    const flush = Effect.suspend(() => {
+      const runs = batch
+      batch = []
+      return runs.length === 0 ? Effect.void : runTogether(runs)
+    })
+    for (const call of calls) {
+      const together = concurrent(call)
+      if (!together) yield* flush
+      const gated = yield* gate(call, yield* gateContext)
+      if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") yield* update(TurnState.forcedFrontier)
+      if (gated._tag === "Run") {
+        if (together && gated.approval === null) {
+          batch.push(gated)
+        } else {
+          yield* flush
+          yield* runOne(gated)
         }
-        yield* flush
-        const step = actionStep(gated)
-        yield* withSpanWhenTraced(
-          "Turn.action",
-          () => ({
-            attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" }
-          })
-        )(
-          update((current) =>
-            TurnState.observed(current, {
-              step,
-              invalid: gated._tag === "Invalid",
-              message: gated._tag === "Invalid"
-                ? { role: "tool", toolCallId: call.id, name: call.name, content: gated.message, isError: true }
-                : undefined
-            })
-          )
-        )
-        const end = gateEnd(gated)
-        if (end !== null) return Next.End(end)
-        if ((yield* Ref.get(state)).invalidStreak >= 2) {
-          return Next.End({ outcome: "tool_hallucination", response: invalidStreakMessage })
-        }
+        continue
       }
       yield* flush
-      return Next.Continue()
-    })
+      const step = actionStep(gated)
+      yield* withSpanWhenTraced(
+        "Turn.action",
+        () => ({
+          attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" }
+        })
+      )(
+        update((current) =>
+          TurnState.observed(current, {
+            step,
+            invalid: gated._tag === "Invalid",
+            message: gated._tag === "Invalid"
+              ? { role: "tool", toolCallId: call.id, name: call.name, content: gated.message, isError: true }
+              : undefined
+          })
+        )
+      )
+      const end = gateEnd(gated)
+      if (end !== null) return Next.End(end)
+      if ((yield* Ref.get(state)).invalidStreak >= 2) {
+        return Next.End({ outcome: "tool_hallucination", response: invalidStreakMessage })
+      }
+    }
+    yield* flush
+    return Next.Continue()
+  })
 
   const step = Effect.gen(function*() {
     const status = yield* budget.status
