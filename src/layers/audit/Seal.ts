@@ -50,7 +50,12 @@ export const sealLine = (
   key: Uint8Array,
   domain: SealDomain = "record"
 ): string => {
-  const unsigned = JSON.stringify({ ...fields, seq: seal.seq, prev: seal.prev, epoch: seal.epoch }, finiteNumbers)
+  // The same keys in the same order as `{ ...fields, seq, prev, epoch }` (the record's own fields are plain data),
+  // without the hidden class V8 11 makes for each object whose keys are added after a leading spread.
+  const unsigned = JSON.stringify(
+    Object.assign({}, fields, { seq: seal.seq, prev: seal.prev, epoch: seal.epoch }),
+    finiteNumbers
+  )
   return `${unsigned.slice(0, -1)},"sig":"${hmac(key, domain, unsigned)}"}`
 }
 

@@ -82,7 +82,8 @@ export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateCon
     return Gate.Denied({ ...judged, approval: null })
   }
   if (decision.verdict === "allow" && !tool.hasSideEffects) {
-    return Gate.Run({ ...judged, approval: null, approvalRequestId: null })
+    // The added keys first: after a leading spread each would give the object a hidden class of its own (V8 11).
+    return Gate.Run({ approval: null, approvalRequestId: null, ...judged })
   }
   let approval: ApprovalRecord | null = null
   let approvalRequestId: string | null = null
