@@ -36,6 +36,25 @@ describe("canonicalJson", () => {
     )
   })
 
+  it("orders keys as Array.prototype.sort does, for objects of few keys and of many", () => {
+    // Surrogate pairs and characters above U+FFFF: the order is by UTF-16 code units, not by code points.
+    const key = FastCheck.oneof(
+      FastCheck.string({ maxLength: 4 }),
+      FastCheck.string({ unit: "grapheme", maxLength: 3 }),
+      FastCheck.constantFrom("\uFFFF", "\u{1F600}", "\uD800", "10", "9", "", "__proto__x")
+    )
+    FastCheck.assert(
+      FastCheck.property(
+        FastCheck.oneof(
+          FastCheck.dictionary(key, FastCheck.integer(), { maxKeys: 8 }),
+          FastCheck.dictionary(key, FastCheck.integer(), { minKeys: 15, maxKeys: 40 })
+        ),
+        (value) => canonicalJson(value) === reference(value)
+      ),
+      { numRuns: 1000 }
+    )
+  })
+
   it("hashes arguments as sha256 of the canonical text", () => {
     const args = { path: "notes/a.md", content: "ciao", options: { mode: 1 } }
     assert.strictEqual(argsHash(args), `sha256:${createHash("sha256").update(reference(args)).digest("hex")}`)
