@@ -54,12 +54,13 @@ export const PromptBuilderLive = Layer.effect(
     const constitution = yield* makeConstitutionWatch(workspace.root, yield* AuditLog)
 
     // The four files are read again only when they change (a synchronous stat is a few microseconds; reading
-    // them every turn was a tenth of the runtime's own time per step).
+    // them every turn was a tenth of the runtime's own time per step). A missing file is an answer, not an
+    // exception: a thrown error costs three times the stat, on every turn of a workspace without that file.
     const cache = new Map<string, { readonly fingerprint: string; readonly text: string | undefined }>()
     const fingerprint = (file: string): string => {
       try {
-        const stat = NodeFs.statSync(NodePath.join(workspace.root, file))
-        return `${stat.ino}:${stat.size}:${stat.mtimeMs}`
+        const stat = NodeFs.statSync(NodePath.join(workspace.root, file), { throwIfNoEntry: false })
+        return stat === undefined ? "missing" : `${stat.ino}:${stat.size}:${stat.mtimeMs}`
       } catch {
         return "missing"
       }

@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as NodeFs from "node:fs/promises"
+import * as NodePath from "node:path"
 import { TestLayer } from "../../src/layers/Test.js"
 import { AgentRuntime } from "../../src/services/AgentRuntime.js"
 import { Workspace } from "../../src/services/Workspace.js"
@@ -32,6 +34,30 @@ describe("PromptBuilderLive", () => {
         "fs_write",
         "now",
         "memory_note"
+      ])
+    }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
+  })
+
+  it.scoped("a workspace file that appears, changes or goes away between turns is read again", () => {
+    const llm = recordingLlm([{ text: "1" }, { text: "2" }, { text: "3" }, { text: "4" }])
+    return Effect.gen(function*() {
+      const workspace = yield* Workspace
+      const runtime = yield* AgentRuntime
+      const memoryOf = (index: number) => llm.requests[index]!.system.find((block) => block.name === "memory")?.text
+      yield* Effect.promise(() => NodeFs.rm(NodePath.join(workspace.root, "MEMORY.md"), { force: true }))
+      yield* Effect.promise(() => NodeFs.rm(NodePath.join(workspace.root, "USER.md"), { force: true }))
+      yield* runtime.handle({ userMessage: "hi", sessionId: "s", channel: "test" })
+      yield* writeFile(workspace, "MEMORY.md", "Ada likes tea.")
+      yield* runtime.handle({ userMessage: "hi", sessionId: "s", channel: "test" })
+      yield* writeFile(workspace, "MEMORY.md", "Ada likes coffee now.")
+      yield* runtime.handle({ userMessage: "hi", sessionId: "s", channel: "test" })
+      yield* Effect.promise(() => NodeFs.rm(NodePath.join(workspace.root, "MEMORY.md")))
+      yield* runtime.handle({ userMessage: "hi", sessionId: "s", channel: "test" })
+      assert.deepStrictEqual([0, 1, 2, 3].map(memoryOf), [
+        undefined,
+        "Ada likes tea.",
+        "Ada likes coffee now.",
+        undefined
       ])
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
   })
