@@ -2,7 +2,7 @@ import { JSONSchema, Schema } from "effect"
 import { canonicalJson } from "./ArgsHash.js"
 import { Tier } from "./ExecutionTrace.js"
 import { Plan } from "./Plan.js"
-import { sha256Hex } from "./Sha256.js"
+import { sha256HexPrefix } from "./Sha256.js"
 import type { Tool } from "./Tool.js"
 import { parametersJsonSchema } from "./ToolValidation.js"
 
@@ -39,12 +39,15 @@ export const normaliseRequest = (text: string): string =>
 
 /** A hash of what a tool is to a plan: its name, parameter and result schemas, and version. */
 export const toolSignature = (tool: Tool): string =>
-  sha256Hex(canonicalJson({
-    name: tool.name,
-    parameters: parametersJsonSchema(tool.parameters),
-    result: tool.result === undefined ? null : JSONSchema.make(tool.result),
-    version: tool.version
-  })).slice(0, 32)
+  sha256HexPrefix(
+    canonicalJson({
+      name: tool.name,
+      parameters: parametersJsonSchema(tool.parameters),
+      result: tool.result === undefined ? null : JSONSchema.make(tool.result),
+      version: tool.version
+    }),
+    32
+  )
 
 /** The signatures of the tools a plan uses; a tool the catalog lacks is left out (the plan is not kept). */
 export const planSignature = (plan: Plan, find: (name: string) => Tool | undefined): Record<string, string> =>

@@ -1,6 +1,6 @@
 import { canonicalJson } from "./ArgsHash.js"
 import type { LlmRequest, Message } from "./LlmTypes.js"
-import { sha256Hex } from "./Sha256.js"
+import { sha256HexPrefix } from "./Sha256.js"
 
 /**
  * The fingerprint of one LLM request: a hash of each part the runtime builds (system prompt, messages, tool
@@ -21,7 +21,7 @@ const WRAPPER_ID = /(<\/?untrusted id=\\?")[^"\\]*(\\?")/g
 /** The text with every ISO 8601 UTC time and every untrusted-wrapper id masked. */
 export const maskVolatile = (text: string): string => text.replace(ISO_TIME, "<time>").replace(WRAPPER_ID, "$1<id>$2")
 
-const hash = (value: unknown): string => sha256Hex(maskVolatile(canonicalJson(value))).slice(0, 32)
+const hash = (value: unknown): string => sha256HexPrefix(maskVolatile(canonicalJson(value)), 32)
 
 // The system prompt and the catalog are the same arrays for every Thought of a turn (the catalog for every turn):
 // their hashes are computed once per array.
@@ -45,7 +45,7 @@ const messageHash = (message: Message): string => {
   return computed
 }
 const messagesHash = (messages: ReadonlyArray<Message>): string =>
-  sha256Hex(messages.map(messageHash).join(",")).slice(0, 32)
+  sha256HexPrefix(messages.map(messageHash).join(","), 32)
 
 export const fingerprintRequest = (request: LlmRequest): RequestFingerprint => ({
   system: hashOnce(request.system),
