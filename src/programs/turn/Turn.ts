@@ -1,7 +1,8 @@
 import { Cause, Clock, Data, Effect, Exit, Fiber, FiberRef, HashMap, Ref, Schema } from "effect"
+import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
-import { tokenCountingOf } from "../../domain/Tokens.js"
+import { type TokenCounting, tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
@@ -84,6 +85,216 @@ const settledTurn = Effect.fnUntraced(function*(input: TurnInput, restore: Resto
   return yield* exit
 })
 
+/**
+ * What the programs of one turn share: its input, the services it uses, its state and its identity. Made once per
+ * turn; the programs that run on it (the loop, a step, a batch of calls) are made once, at module level: a
+ * generator function made per turn costs V8 a prototype and hidden classes of its own each time, and a parked
+ * conversation holds them.
+ */
+interface TurnContext {
+  readonly input: TurnInput
+  readonly traceId: string
+  readonly config: AppConfig
+  readonly counting: TokenCounting
+  /** Each budget status the turn reads is recorded: a replay reads the same ones. */
+  readonly budget: Budget["Type"]
+  readonly registry: ToolRegistry["Type"]
+  readonly promptBuilder: PromptBuilder["Type"]
+  readonly audit: AuditLog["Type"]
+  readonly state: Ref.Ref<TurnState.TurnState>
+  readonly update: (f: (state: TurnState.TurnState) => TurnState.TurnState) => Effect.Effect<void>
+  readonly identity: {
+    readonly traceId: string
+    readonly sessionId: string
+    readonly channel: string
+    readonly userMessage: string
+  }
+  readonly gateContext: Effect.Effect<GateContext>
+}
+
+const runOne = (t: TurnContext, run: Run) =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(
+      Effect.exit(restore(execute(run, t.traceId))),
+      (exit) =>
+        Effect.flatMap(observe(run, exit, t.identity), (observation) =>
+          Effect.zipRight(
+            t.update((current) => TurnState.observed(current, observation)),
+            Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.void
+          ))
+    )
+  )
+
+const runSideBySide = Effect.fnUntraced(function*(t: TurnContext, runs: ReadonlyArray<Run>, restore: Restore) {
+  const fibers = yield* Effect.forEach(runs, (run) => Effect.fork(restore(execute(run, t.traceId))))
+  const all = yield* Effect.exit(restore(Fiber.awaitAll(fibers)))
+  if (Exit.isFailure(all)) yield* Fiber.interruptAll(fibers)
+  for (let i = 0; i < runs.length; i++) {
+    const observation = yield* observe(runs[i]!, yield* Fiber.await(fibers[i]!), t.identity)
+    yield* t.update((current) => TurnState.observed(current, observation))
+  }
+  if (Exit.isFailure(all)) return yield* Effect.failCause(all.cause)
+})
+
+/** Read-only calls side by side; each is recorded, in the model's order, even when the turn is interrupted. */
+const runTogether = (t: TurnContext, runs: ReadonlyArray<Run>) =>
+  runs.length === 1
+    ? runOne(t, runs[0]!)
+    : Effect.uninterruptibleMask((restore) => runSideBySide(t, runs, restore))
+
+/** Consecutive read-only calls may run side by side; anything else runs alone, after everything before it. */
+const concurrent = (t: TurnContext, call: ToolCall): boolean => {
+  const tool = t.registry.find(call.name)
+  return tool !== undefined && !tool.hasSideEffects && tool.targetKind !== "host"
+}
+
+const act = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<ToolCall>) {
+  let batch: Array<Run> = []
+  const flush = Effect.suspend(() => {
+    const runs = batch
+    batch = []
+    return runs.length === 0 ? Effect.void : runTogether(t, runs)
+  })
+  for (const call of calls) {
+    const together = concurrent(t, call)
+    if (!together) yield* flush
+    const gated = yield* gate(call, yield* t.gateContext)
+    if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") yield* t.update(TurnState.forcedFrontier)
+    if (gated._tag === "Run") {
+      if (together && gated.approval === null) {
+        batch.push(gated)
+      } else {
+        yield* flush
+        yield* runOne(t, gated)
+      }
+      continue
+    }
+    yield* flush
+    const step = actionStep(gated)
+    yield* withSpanWhenTraced(
+      "Turn.action",
+      () => ({
+        attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" }
+      })
+    )(
+      t.update((current) =>
+        TurnState.observed(current, {
+          step,
+          invalid: gated._tag === "Invalid",
+          message: gated._tag === "Invalid"
+            ? { role: "tool", toolCallId: call.id, name: call.name, content: gated.message, isError: true }
+            : undefined
+        })
+      )
+    )
+    const end = gateEnd(gated)
+    if (end !== null) return Next.End(end)
+    if ((yield* Ref.get(t.state)).invalidStreak >= 2) {
+      return Next.End({ outcome: "tool_hallucination", response: invalidStreakMessage })
+    }
+  }
+  yield* flush
+  return Next.Continue()
+})
+
+const step = Effect.fnUntraced(function*(t: TurnContext) {
+  const { budget, config, update } = t
+  const status = yield* budget.status
+  if (status.level === "hard") return Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) })
+  const before = yield* Ref.get(t.state)
+  const squeezed = yield* compactTurn(before.messages, {
+    counting: t.counting,
+    taintedBy: TurnState.taintSources(before),
+    recordRequest: config.traces.recordRequests
+  })
+  if (squeezed !== null) yield* update((current) => TurnState.turnCompacted(current, squeezed))
+  const current = yield* Ref.get(t.state)
+  const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
+  const request = { tier, system: current.system, messages: current.messages, tools: t.registry.catalog } as const
+  // A paid answer is recorded in the same region that received it.
+  const thought = yield* Effect.uninterruptibleMask((restore) =>
+    Effect.tap(restore(think(request, config.traces.recordRequests)), (thought) =>
+      thought._tag === "Answered"
+        ? update((s) => TurnState.thought(s, thought.step, thought.response))
+        : Effect.void)
+  )
+  if (thought._tag === "Failed") {
+    yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
+    if (thought.error._tag === "BudgetExceeded") {
+      return Next.End({ outcome: "budget_hit", response: budgetRefusedMessage(thought.error, yield* budget.status) })
+    }
+    return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })
+  }
+  const { response } = thought
+  if (response.toolCalls.length > 0) return yield* act(t, response.toolCalls)
+  const after = yield* budget.status
+  if (!after.softNoticePending) return Next.End({ outcome: "success", response: response.text })
+  yield* budget.softNoticeGiven
+  return Next.End({ outcome: "success", response: `${response.text}\n\n${softCapNotice(after)}` })
+})
+
+/** A command with a closed meaning: answered by its rule, its calls (if any) through the same gates. */
+const applyRule = Effect.fnUntraced(function*(t: TurnContext, name: string) {
+  const { input, traceId, update } = t
+  yield* update((current) => TurnState.routed(current, "rule", `/${name} is answered by its rule, without a model`))
+  const decision = yield* decide(name, input, traceId)
+  for (const [key, value] of Object.entries(decision.metadata ?? {})) {
+    yield* update((current) => TurnState.withMetadata(current, key, value))
+  }
+  if (decision._tag === "Answer") return { outcome: decision.outcome, response: decision.response }
+  const before = (yield* Ref.get(t.state)).steps.length
+  yield* update((current) => TurnState.proposed(current, decision.calls))
+  const next = yield* act(t, decision.calls)
+  if (next._tag === "End") return next
+  const steps = (yield* Ref.get(t.state)).steps.slice(before).filter((s): s is ActionStep => s.kind === "action")
+  return { outcome: "success", response: decision.answer(steps) } as const
+})
+
+const loop = Effect.fnUntraced(function*(t: TurnContext) {
+  const { input, config, audit, promptBuilder, traceId, update } = t
+  const rule = ruleCommand(input.userMessage)
+  if (rule !== undefined) return yield* applyRule(t, rule.name)
+  // Refused before any model is paid: a turn that cannot be recorded does not run.
+  const ready = yield* Effect.either(audit.ready)
+  if (ready._tag === "Left") {
+    yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
+    return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
+  }
+  const compaction = yield* compactSession(input, config.traces.recordRequests)
+  if (compaction._tag === "Compacted") yield* update((current) => TurnState.compacted(current, compaction))
+  const built = yield* Effect.either(
+    promptBuilder.build({
+      sessionId: input.sessionId,
+      channel: input.channel,
+      userMessage: input.userMessage,
+      // Read once per turn; after a summary was stored the prompt reads the session again, summary included.
+      history: compaction._tag === "Unchanged" ? compaction.history : undefined
+    })
+  )
+  if (built._tag === "Left") {
+    const error = built.left
+    if (
+      (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") ||
+      (error._tag === "SessionError" && error.reason === "Forbidden")
+    ) {
+      return { outcome: "policy_denied", response: `Not done: ${error.message}.` } as const
+    }
+    return yield* error
+  }
+  const prompt = built.right
+  yield* update((current) => TurnState.prompted(current, prompt))
+  // A cached plan first: its calls pass the same gates; whatever stops it hands the turn to the loop below.
+  const fast = yield* fastPath(input, traceId, { act: (calls) => act(t, calls), state: Ref.get(t.state), update })
+  if (fast._tag === "Served") return fast
+  yield* update((current) => TurnState.routed(current, "react", fast.reason))
+  for (let n = 0; n < config.maxSteps; n++) {
+    yield* reportProgress({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
+    const next = yield* step(t)
+    if (next._tag === "End") return next
+  }
+  return { outcome: "timeout_steps", response: stepsExhaustedMessage(config.maxSteps) } as const
+})
+
 const closedTurn = Effect.fnUntraced(function*(
   input: TurnInput,
   drawn: Array<DrawnId>,
@@ -102,207 +313,37 @@ const closedTurn = Effect.fnUntraced(function*(
   const traceId = yield* (yield* IdGenerator).next("trace")
   yield* annotate(traceId)
   const state = yield* Ref.make(TurnState.start(input, traceId, yield* Clock.currentTimeMillis))
-  const update = (f: (state: TurnState.TurnState) => TurnState.TurnState) => Ref.update(state, f)
   yield* annotateWhenTraced(() => ({ trace_id: traceId, session_id: input.sessionId }))
 
-  const identity = { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage }
-  const gateContext = Effect.map(Ref.get(state), (current): GateContext => ({
+  const t: TurnContext = {
+    input,
     traceId,
-    sessionId: input.sessionId,
-    channel: input.channel,
-    provenance: provenanceOf(current),
-    provenanceAtLaunch: Effect.map(Ref.get(state), provenanceOf)
-  }))
-
-  const runOne = (run: Run) =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(
-        Effect.exit(restore(execute(run, traceId))),
-        (exit) =>
-          Effect.flatMap(observe(run, exit, identity), (observation) =>
-            Effect.zipRight(
-              update((current) => TurnState.observed(current, observation)),
-              Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.void
-            ))
-      )
-    )
-
-  /** Read-only calls side by side; each is recorded, in the model's order, even when the turn is interrupted. */
-  const runTogether = (runs: ReadonlyArray<Run>) =>
-    runs.length === 1 ? runOne(runs[0]!) : Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const fibers = yield* Effect.forEach(runs, (run) => Effect.fork(restore(execute(run, traceId))))
-        const all = yield* Effect.exit(restore(Fiber.awaitAll(fibers)))
-        if (Exit.isFailure(all)) yield* Fiber.interruptAll(fibers)
-        for (let i = 0; i < runs.length; i++) {
-          const observation = yield* observe(runs[i]!, yield* Fiber.await(fibers[i]!), identity)
-          yield* update((current) => TurnState.observed(current, observation))
-        }
-        if (Exit.isFailure(all)) return yield* Effect.failCause(all.cause)
-      })
-    )
-
-  /** Consecutive read-only calls may run side by side; anything else runs alone, after everything before it. */
-  const concurrent = (call: ToolCall): boolean => {
-    const tool = registry.find(call.name)
-    return tool !== undefined && !tool.hasSideEffects && tool.targetKind !== "host"
+    config,
+    counting,
+    budget,
+    registry,
+    promptBuilder,
+    audit,
+    state,
+    update: (f) => Ref.update(state, f),
+    identity: { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage },
+    gateContext: Effect.map(Ref.get(state), (current): GateContext => ({
+      traceId,
+      sessionId: input.sessionId,
+      channel: input.channel,
+      provenance: provenanceOf(current),
+      provenanceAtLaunch: Effect.map(Ref.get(state), provenanceOf)
+    }))
   }
 
-  // One generator function per turn, not per call: V8 gives every generator function it makes its own prototype
-  // and hidden class, a few microseconds each time.
-  const act = Effect.fnUntraced(function*(calls: ReadonlyArray<ToolCall>) {
-    let batch: Array<Run> = []
-    const flush = Effect.suspend(() => {
-      const runs = batch
-      batch = []
-      return runs.length === 0 ? Effect.void : runTogether(runs)
-    })
-    for (const call of calls) {
-      const together = concurrent(call)
-      if (!together) yield* flush
-      const gated = yield* gate(call, yield* gateContext)
-      if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") yield* update(TurnState.forcedFrontier)
-      if (gated._tag === "Run") {
-        if (together && gated.approval === null) {
-          batch.push(gated)
-        } else {
-          yield* flush
-          yield* runOne(gated)
-        }
-        continue
-      }
-      yield* flush
-      const step = actionStep(gated)
-      yield* withSpanWhenTraced(
-        "Turn.action",
-        () => ({
-          attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" }
-        })
-      )(
-        update((current) =>
-          TurnState.observed(current, {
-            step,
-            invalid: gated._tag === "Invalid",
-            message: gated._tag === "Invalid"
-              ? { role: "tool", toolCallId: call.id, name: call.name, content: gated.message, isError: true }
-              : undefined
-          })
-        )
-      )
-      const end = gateEnd(gated)
-      if (end !== null) return Next.End(end)
-      if ((yield* Ref.get(state)).invalidStreak >= 2) {
-        return Next.End({ outcome: "tool_hallucination", response: invalidStreakMessage })
-      }
-    }
-    yield* flush
-    return Next.Continue()
-  })
-
-  const step = Effect.gen(function*() {
-    const status = yield* budget.status
-    if (status.level === "hard") return Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) })
-    const before = yield* Ref.get(state)
-    const squeezed = yield* compactTurn(before.messages, {
-      counting,
-      taintedBy: TurnState.taintSources(before),
-      recordRequest: config.traces.recordRequests
-    })
-    if (squeezed !== null) yield* update((current) => TurnState.turnCompacted(current, squeezed))
-    const current = yield* Ref.get(state)
-    const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
-    const request = { tier, system: current.system, messages: current.messages, tools: registry.catalog } as const
-    // A paid answer is recorded in the same region that received it.
-    const thought = yield* Effect.uninterruptibleMask((restore) =>
-      Effect.tap(restore(think(request, config.traces.recordRequests)), (thought) =>
-        thought._tag === "Answered"
-          ? update((s) => TurnState.thought(s, thought.step, thought.response))
-          : Effect.void)
-    )
-    if (thought._tag === "Failed") {
-      yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
-      if (thought.error._tag === "BudgetExceeded") {
-        return Next.End({ outcome: "budget_hit", response: budgetRefusedMessage(thought.error, yield* budget.status) })
-      }
-      return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })
-    }
-    const { response } = thought
-    if (response.toolCalls.length > 0) return yield* act(response.toolCalls)
-    const after = yield* budget.status
-    if (!after.softNoticePending) return Next.End({ outcome: "success", response: response.text })
-    yield* budget.softNoticeGiven
-    return Next.End({ outcome: "success", response: `${response.text}\n\n${softCapNotice(after)}` })
-  })
-
-  /** A command with a closed meaning: answered by its rule, its calls (if any) through the same gates. */
-  const applyRule = (name: string) =>
-    Effect.gen(function*() {
-      yield* update((current) => TurnState.routed(current, "rule", `/${name} is answered by its rule, without a model`))
-      const decision = yield* decide(name, input, traceId)
-      for (const [key, value] of Object.entries(decision.metadata ?? {})) {
-        yield* update((current) => TurnState.withMetadata(current, key, value))
-      }
-      if (decision._tag === "Answer") return { outcome: decision.outcome, response: decision.response }
-      const before = (yield* Ref.get(state)).steps.length
-      yield* update((current) => TurnState.proposed(current, decision.calls))
-      const next = yield* act(decision.calls)
-      if (next._tag === "End") return next
-      const steps = (yield* Ref.get(state)).steps.slice(before).filter((s): s is ActionStep => s.kind === "action")
-      return { outcome: "success", response: decision.answer(steps) } as const
-    })
-
-  const loop = Effect.gen(function*() {
-    const rule = ruleCommand(input.userMessage)
-    if (rule !== undefined) return yield* applyRule(rule.name)
-    // Refused before any model is paid: a turn that cannot be recorded does not run.
-    const ready = yield* Effect.either(audit.ready)
-    if (ready._tag === "Left") {
-      yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
-      return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
-    }
-    const compaction = yield* compactSession(input, config.traces.recordRequests)
-    if (compaction._tag === "Compacted") yield* update((current) => TurnState.compacted(current, compaction))
-    const built = yield* Effect.either(
-      promptBuilder.build({
-        sessionId: input.sessionId,
-        channel: input.channel,
-        userMessage: input.userMessage,
-        // Read once per turn; after a summary was stored the prompt reads the session again, summary included.
-        history: compaction._tag === "Unchanged" ? compaction.history : undefined
-      })
-    )
-    if (built._tag === "Left") {
-      const error = built.left
-      if (
-        (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") ||
-        (error._tag === "SessionError" && error.reason === "Forbidden")
-      ) {
-        return { outcome: "policy_denied", response: `Not done: ${error.message}.` } as const
-      }
-      return yield* error
-    }
-    const prompt = built.right
-    yield* update((current) => TurnState.prompted(current, prompt))
-    // A cached plan first: its calls pass the same gates; whatever stops it hands the turn to the loop below.
-    const fast = yield* fastPath(input, traceId, { act, state: Ref.get(state), update })
-    if (fast._tag === "Served") return fast
-    yield* update((current) => TurnState.routed(current, "react", fast.reason))
-    for (let n = 0; n < config.maxSteps; n++) {
-      yield* reportProgress({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
-      const next = yield* step
-      if (next._tag === "End") return next
-    }
-    return { outcome: "timeout_steps", response: stepsExhaustedMessage(config.maxSteps) } as const
-  })
-
   // The trace is closed exactly once, whatever happened in the loop (this part is not interruptible).
-  const exit = yield* Effect.exit(restore(loop))
+  const exit = yield* Effect.exit(restore(loop(t)))
   if (Exit.isSuccess(exit)) {
-    yield* update((current) => TurnState.ended(current, exit.value.outcome, exit.value.response))
+    yield* t.update((current) => TurnState.ended(current, exit.value.outcome, exit.value.response))
   } else if (Cause.isInterruptedOnly(exit.cause)) {
-    yield* update((current) => TurnState.ended(current, "user_aborted", interruptedMessage))
+    yield* t.update((current) => TurnState.ended(current, "user_aborted", interruptedMessage))
   } else {
-    yield* update((current) =>
+    yield* t.update((current) =>
       TurnState.ended(
         TurnState.withMetadata(current, "error", Cause.pretty(exit.cause)),
         "timeout_steps",
