@@ -1,5 +1,5 @@
 import { Context, Effect, Layer, Scope } from "effect"
-import { runTurn, type TurnServices } from "../programs/turn/Turn.js"
+import { runTurn, type TurnHooks, type TurnServices } from "../programs/turn/Turn.js"
 import { AgentRuntime } from "../services/AgentRuntime.js"
 import { Metrics } from "../services/Metrics.js"
 
@@ -35,13 +35,13 @@ export const AgentRuntimeLive = Layer.effect(
     // What the turn needs, without what building layers adds to a context (their scope and memo map): no turn
     // uses either from its context.
     const context = Context.omit(Scope.Scope, Layer.CurrentMemoMap)(yield* Effect.context<TurnServices>())
+    // Counted inside the turn's own region rather than in one more around it.
+    const hooks: TurnHooks = {
+      started: (input) => metrics.turnStarted(input.channel),
+      ended: (input) => metrics.turnEnded(input.channel)
+    }
     return AgentRuntime.of({
-      handle: (input) =>
-        Effect.acquireUseRelease(
-          metrics.turnStarted(input.channel),
-          () => withServices(runTurn(input), context),
-          () => metrics.turnEnded(input.channel)
-        )
+      handle: (input) => withServices(runTurn(input, hooks), context)
     })
   })
 )

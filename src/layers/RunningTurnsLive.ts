@@ -5,19 +5,16 @@ import { RunningTurns } from "../services/RunningTurns.js"
 export const RunningTurnsLive = Layer.sync(RunningTurns, () => {
   const running = new Map<string, Set<Fiber.RuntimeFiber<unknown, unknown>>>()
   return RunningTurns.of({
-    track: (sessionId, turn) =>
+    enter: (sessionId) =>
       Effect.withFiberRuntime((fiber) => {
         const self = fiber as Fiber.RuntimeFiber<unknown, unknown>
         const fibers = running.get(sessionId) ?? new Set()
         running.set(sessionId, fibers)
         fibers.add(self)
-        return Effect.ensuring(
-          turn,
-          Effect.sync(() => {
-            fibers.delete(self)
-            if (fibers.size === 0) running.delete(sessionId)
-          })
-        )
+        return Effect.succeed(Effect.sync(() => {
+          fibers.delete(self)
+          if (fibers.size === 0) running.delete(sessionId)
+        }))
       }),
     stop: (sessionId) =>
       Effect.withFiberRuntime((caller) => {

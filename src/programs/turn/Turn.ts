@@ -54,9 +54,21 @@ const internalErrorMessage = "I could not finish this request because of an inte
  * recorded in the same uninterruptible region that ran it, and the trace is closed exactly once, whatever
  * happens, interruption included.
  */
-export const runTurn = Effect.fnUntraced(function*(input: TurnInput) {
-  return yield* (yield* RunningTurns).track(input.sessionId, turn(input))
+export const runTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks = noHooks) {
+  return yield* turn(input, hooks)
 }, withSpanWhenTraced("Turn.run"))
+
+/**
+ * What a runtime runs around each turn (the active-turns gauge): inside the turn's own uninterruptible region,
+ * `ended` once for every `started`, however the turn ends. A region of their own around the turn would stay open,
+ * with its frames, for as long as the turn waits for its model.
+ */
+export interface TurnHooks {
+  readonly started: (input: TurnInput) => Effect.Effect<void>
+  readonly ended: (input: TurnInput) => Effect.Effect<void>
+}
+
+const noHooks: TurnHooks = { started: () => Effect.void, ended: () => Effect.void }
 
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
@@ -67,9 +79,13 @@ type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, 
  * Only the loop is interruptible. One region where two `Effect.locally` would open two more, kept open while the
  * turn waits for its model: a parked conversation holds all of them.
  */
-const turn = (input: TurnInput) => Effect.uninterruptibleMask((restore) => settledTurn(input, restore))
+const turn = (input: TurnInput, hooks: TurnHooks) =>
+  Effect.uninterruptibleMask((restore) => settledTurn(input, hooks, restore))
 
-const settledTurn = Effect.fnUntraced(function*(input: TurnInput, restore: Restore) {
+const settledTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks, restore: Restore) {
+  // Known as running (what `/stop` interrupts) from here to its end.
+  const leave = yield* (yield* RunningTurns).enter(input.sessionId)
+  yield* hooks.started(input)
   const drawnBefore = yield* FiberRef.get(DrawnIds)
   const annotationsBefore = yield* FiberRef.get(FiberRef.currentLogAnnotations)
   const drawn: Array<DrawnId> = []
@@ -82,6 +98,8 @@ const settledTurn = Effect.fnUntraced(function*(input: TurnInput, restore: Resto
   const exit = yield* Effect.exit(closedTurn(input, drawn, restore, annotate))
   yield* FiberRef.set(DrawnIds, drawnBefore)
   yield* FiberRef.set(FiberRef.currentLogAnnotations, annotationsBefore)
+  yield* hooks.ended(input)
+  yield* leave
   return yield* exit
 })
 

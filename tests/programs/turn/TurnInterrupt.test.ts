@@ -2,9 +2,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schema, TestClock } from "effect"
 import type { ActionStep } from "../../../src/domain/ExecutionTrace.js"
 import { defineTool } from "../../../src/domain/Tool.js"
+import { renderPrometheus } from "../../../src/http/Prometheus.js"
 import { TestLayer } from "../../../src/layers/Test.js"
 import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
+import { Metrics } from "../../../src/services/Metrics.js"
+import { RunningTurns } from "../../../src/services/RunningTurns.js"
+import { samplesOf } from "../../http/support.js"
 
 /** A side-effecting tool that cannot be stopped once it starts: it takes a second and counts its runs. */
 const makeStamp = () => {
@@ -92,4 +96,53 @@ describe("a turn interrupted while tools that can be stopped run", () => {
       tools: [slowRead("read_a", first), slowRead("read_b", second)],
       script: [{ toolCalls: [{ name: "read_a", args: {} }, { name: "read_b", args: {} }] }, { text: "done" }]
     }))))
+})
+
+describe("a running turn is counted while it runs, and counted out however it ends", () => {
+  const started = Effect.runSync(Deferred.make<void>())
+  const wait = defineTool({
+    name: "wait",
+    description: "Waits ten seconds.",
+    parameters: Schema.Struct({}),
+    hasSideEffects: false,
+    external: false,
+    execute: () =>
+      Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.sleep("10 seconds")),
+        Effect.as({ status: "success" as const, content: "waited" })
+      )
+  })
+  const active = Effect.map(
+    Effect.flatMap(Metrics, (metrics) => metrics.scrape),
+    (pairs) => samplesOf(renderPrometheus(pairs)).get("myclaw_active_sessions{channel=\"cli\"}") ?? 0
+  )
+  const running = Effect.flatMap(RunningTurns, (turns) => turns.count)
+
+  it.scoped("in the active-sessions gauge and among the session's running turns; interrupted, in neither", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgentRuntime
+      const idle = yield* active
+      const turn = yield* Effect.fork(agent.handle({ userMessage: "wait", sessionId: "s", channel: "cli:me" }))
+      yield* Deferred.await(started)
+      assert.strictEqual((yield* active) - idle, 1)
+      assert.strictEqual(yield* running, 1)
+      yield* Fiber.interrupt(turn)
+      assert.strictEqual(yield* active, idle)
+      assert.strictEqual(yield* running, 0)
+      const [trace] = yield* (yield* RecordedTraces).all
+      assert.strictEqual(trace?.outcome, "user_aborted")
+    }).pipe(Effect.provide(TestLayer({
+      tools: [wait],
+      script: [{ toolCalls: [{ name: "wait", args: {} }] }, { text: "done" }]
+    }))))
+
+  it.scoped("and after a turn that ends normally", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgentRuntime
+      const idle = yield* active
+      const trace = yield* agent.handle({ userMessage: "hi", sessionId: "s", channel: "cli:me" })
+      assert.strictEqual(trace.outcome, "success")
+      assert.strictEqual(yield* active, idle)
+      assert.strictEqual(yield* running, 0)
+    }).pipe(Effect.provide(TestLayer({ script: [{ text: "hello" }] }))))
 })
