@@ -15,7 +15,8 @@
 //
 //   TIME_RUNS (2000) conversations timed and OPS_RUNS (100) counted after WARMUP (harness default) unmeasured ones;
 //   HELD (300); TOP (12)
-//   kinds listed; FSYNC as in step-overhead.
+//   kinds listed; FSYNC as in step-overhead; MYCLAW_DIST, the build measured (default ../dist: another build's
+//   `dist`, to compare two builds run alternately).
 import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -26,7 +27,7 @@ import { runInNewContext } from 'node:vm';
 import * as base from './lib/harness.mjs';
 import { makeMyclawAgent } from './lib/myclaw-agent.mjs';
 
-const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+const dist = process.env.MYCLAW_DIST || fileURLToPath(new URL('../dist/', import.meta.url));
 const TIME_RUNS = Number(process.env.TIME_RUNS || 2000);
 const OPS_RUNS = Number(process.env.OPS_RUNS || 100);
 const HELD = Number(process.env.HELD || 300);
