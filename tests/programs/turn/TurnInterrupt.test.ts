@@ -61,20 +61,22 @@ describe("a turn interrupted while a tool runs", () => {
     }))))
 })
 
+/** A read-only tool that takes ten seconds (it can be stopped); `started` is done when it begins. */
+const slowRead = (name: string, started: Deferred.Deferred<void>) =>
+  defineTool({
+    name,
+    description: "Reads slowly.",
+    parameters: Schema.Struct({}),
+    hasSideEffects: false,
+    external: false,
+    execute: () =>
+      Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.sleep("10 seconds")),
+        Effect.as({ status: "success" as const, content: "late" })
+      )
+  })
+
 describe("a turn interrupted while tools that can be stopped run", () => {
-  const slowRead = (name: string, started: Deferred.Deferred<void>) =>
-    defineTool({
-      name,
-      description: "Reads slowly.",
-      parameters: Schema.Struct({}),
-      hasSideEffects: false,
-      external: false,
-      execute: () =>
-        Deferred.succeed(started, undefined).pipe(
-          Effect.zipRight(Effect.sleep("10 seconds")),
-          Effect.as({ status: "success" as const, content: "late" })
-        )
-    })
   const first = Effect.runSync(Deferred.make<void>())
   const second = Effect.runSync(Deferred.make<void>())
   it.scoped("every call that started is recorded, in the model's order, as interrupted", () =>
@@ -100,18 +102,7 @@ describe("a turn interrupted while tools that can be stopped run", () => {
 
 describe("a running turn is counted while it runs, and counted out however it ends", () => {
   const started = Effect.runSync(Deferred.make<void>())
-  const wait = defineTool({
-    name: "wait",
-    description: "Waits ten seconds.",
-    parameters: Schema.Struct({}),
-    hasSideEffects: false,
-    external: false,
-    execute: () =>
-      Deferred.succeed(started, undefined).pipe(
-        Effect.zipRight(Effect.sleep("10 seconds")),
-        Effect.as({ status: "success" as const, content: "waited" })
-      )
-  })
+  const wait = slowRead("wait", started)
   const active = Effect.map(
     Effect.flatMap(Metrics, (metrics) => metrics.scrape),
     (pairs) => samplesOf(renderPrometheus(pairs)).get("myclaw_active_sessions{channel=\"cli\"}") ?? 0
