@@ -63,6 +63,8 @@ const writeAhead = (context: GateContext, judged: Judged, approvalRequestId: str
     })
   })
 
+// Every Gate below puts the keys it adds before `...judged`: added after a leading spread, each would give the
+// object a hidden class of its own (V8 11).
 /**
  * Every tool call passes here before it may run, whoever proposed it (a Thought, a cached plan, a replay). A
  * side-effecting call (or one the owner had to approve) runs only once its decision is durable in the audit log.
@@ -79,10 +81,9 @@ export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateCon
   const { decision } = judged
   if (decision.verdict === "deny") {
     yield* Effect.ignore(writeAhead(context, judged, null))
-    return Gate.Denied({ ...judged, approval: null })
+    return Gate.Denied({ approval: null, ...judged })
   }
   if (decision.verdict === "allow" && !tool.hasSideEffects) {
-    // The added keys first: after a leading spread each would give the object a hidden class of its own (V8 11).
     return Gate.Run({ approval: null, approvalRequestId: null, ...judged })
   }
   let approval: ApprovalRecord | null = null
@@ -109,7 +110,7 @@ export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateCon
     if (!verifyApprovedArgs(verdict, prepared.args)) return Gate.ArgsChanged({ ...judged, approval })
     const provenance = context.provenanceAtLaunch === undefined ? input.provenance : yield* context.provenanceAtLaunch
     const atLaunch = yield* policy.evaluate({ ...input, provenance })
-    if (atLaunch.verdict === "deny") return Gate.Denied({ ...judged, decision: atLaunch, approval })
+    if (atLaunch.verdict === "deny") return Gate.Denied({ approval, ...judged, decision: atLaunch })
     // The owner approved a call that followed the sources they were shown, not content that came in since.
     const unseen = (atLaunch.taintedBy ?? []).filter((source) => !(decision.taintedBy ?? []).includes(source))
     if (unseen.length > 0) {
@@ -118,12 +119,12 @@ export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateCon
         rule: "builtin:taint-at-launch",
         reason: `untrusted content from ${unseen.join(", ")} entered the turn after the approval was asked`
       } as const
-      return Gate.Denied({ ...judged, decision: newer, approval })
+      return Gate.Denied({ approval, ...judged, decision: newer })
     }
   }
   const recorded = yield* Effect.either(writeAhead(context, judged, approvalRequestId))
   if (Either.isLeft(recorded)) return Gate.AuditFailed({ ...judged, approval, error: recorded.left })
-  return Gate.Run({ ...judged, approval, approvalRequestId })
+  return Gate.Run({ approval, approvalRequestId, ...judged })
 })
 
 // The same few (rule, reason) pairs decide almost every call: each one's text is made once and shared by every
