@@ -75,6 +75,9 @@ const retrySchedule = (retries: TierSettings["retries"]) =>
 
 const otherTier: Record<Tier, Tier> = { frontier: "local-fast", "local-fast": "frontier" }
 
+/** The failed attempts of every answer that came at the first try: one array for all of them, never written. */
+const noFailures: ReadonlyArray<FailedAttempt> = Object.freeze([])
+
 interface State {
   failures: number
   cooldownUntil: number
@@ -150,21 +153,19 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
   /**
    * One provider, retried on transient failures; every failed attempt is recorded. The retry schedule starts at
    * the first failure (its first input is that failure, as if it had run from the start): a call that succeeds
-   * at once builds none of it.
+   * at once builds none of it, and waits behind one handler (a parked call holds its frames).
    */
   const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) => {
-    const attempt = attemptOnce(p, request).pipe(
-      Effect.tapError((error) =>
-        Effect.sync(() =>
-          failed.push(
-            error._tag === "BudgetExceeded"
-              ? { provider: p.name, reason: error._tag, message: budgetExceededMessage(error) }
-              : { provider: p.name, reason: error.reason, message: error.message }
-          )
-        )
+    const record = (error: LlmError | BudgetExceeded) => {
+      failed.push(
+        error._tag === "BudgetExceeded"
+          ? { provider: p.name, reason: error._tag, message: budgetExceededMessage(error) }
+          : { provider: p.name, reason: error.reason, message: error.message }
       )
-    )
-    return Effect.catchAll(attempt, (first) => {
+    }
+    return Effect.catchAll(attemptOnce(p, request), (first) => {
+      record(first)
+      const attempt = Effect.tapError(attemptOnce(p, request), (error) => Effect.sync(() => record(error)))
       let replayed = false
       return Effect.retry(
         Effect.suspend(() => {
@@ -213,7 +214,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
             model: response.model,
             provider: p.name,
             tier,
-            failedAttempts: failed,
+            failedAttempts: failed.length === 0 ? noFailures : failed,
             text: response.text,
             toolCalls: response.toolCalls,
             usage: response.usage,
@@ -227,7 +228,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
       }
 
       // Only when no provider was called at all is the budget the reason the call failed.
-      const exhausted = Effect.suspend((): Effect.Effect<never, LlmError | BudgetExceeded> =>
+      const exhausted = (): Effect.Effect<never, LlmError | BudgetExceeded> =>
         last === undefined ? Effect.fail(refused!) : Effect.fail(
           new LlmError({
             reason: last.reason,
@@ -237,10 +238,9 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
             ...(last.status === undefined ? {} : { status: last.status })
           })
         )
-      )
 
       const from = (i: number): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
-        if (i === order.length) return exhausted
+        if (i === order.length) return exhausted()
         const p = order[i]!
         return Effect.matchEffect(withRetries(p, request, failed), {
           onSuccess: (response) => answered(p, response),
@@ -254,7 +254,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
               recordFailure(p, error),
               isTransient(error)
                 ? Effect.suspend(() => from(i + 1))
-                : exhausted
+                : exhausted()
             )
           }
         })

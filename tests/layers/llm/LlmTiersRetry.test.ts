@@ -49,3 +49,22 @@ describe("LlmTiers retry schedule", () => {
       assert.include(error.message, "(after 4 attempts)")
     }))
 })
+
+describe("LlmTiers failed attempts", () => {
+  it.effect("an answer at the first try has none, and the failures of later calls are not added to it", () =>
+    Effect.gen(function*() {
+      const a = fake("a", [ok("at once"), "Server", "Timeout", ok("third try"), ok("at once again")])
+      const llm = makeLlmTiers({ frontier: [a.provider], "local-fast": [] }, {
+        ...settings,
+        retries: { max: 3, baseDelayMs: 10 }
+      })
+      const first = yield* settle(llm.generate(request))
+      const retried = yield* settle(llm.generate(request))
+      const last = yield* settle(llm.generate(request))
+      assert.deepStrictEqual(first.failedAttempts, [])
+      assert.deepStrictEqual(retried.failedAttempts.map((f) => `${f.provider}:${f.reason}`), ["a:Server", "a:Timeout"])
+      assert.deepStrictEqual(last.failedAttempts, [])
+      assert.deepStrictEqual(first.failedAttempts, [], "still none once other calls have failed")
+      assert.strictEqual(retried.text, "third try")
+    }))
+})
