@@ -54,9 +54,8 @@ const internalErrorMessage = "I could not finish this request because of an inte
  * recorded in the same uninterruptible region that ran it, and the trace is closed exactly once, whatever
  * happens, interruption included.
  */
-export const runTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks = noHooks) {
-  return yield* turn(input, hooks)
-}, withSpanWhenTraced("Turn.run"))
+export const runTurn = (input: TurnInput, hooks: TurnHooks = noHooks) =>
+  withSpanWhenTraced("Turn.run")(turn(input, hooks))
 
 /**
  * What a runtime runs around each turn (the active-turns gauge): inside the turn's own uninterruptible region,
