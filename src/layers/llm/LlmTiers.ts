@@ -1,4 +1,4 @@
-import { Cause, Clock, Duration, Effect, Exit, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Schedule } from "effect"
 import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
 import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
@@ -135,16 +135,20 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
             sent = true
             return call(p, request)
           }))
-          // Already uninterruptible here: the exit is handled in this region (`Effect.onExit` would open another).
-          return Effect.flatMap(Effect.exit(sending), (exit) =>
-            Effect.zipRight(
-              Exit.isSuccess(exit)
-                ? Effect.flatMap(cost(exit.value.model, exit.value.usage), (usd) => budget.settle(reservation, usd))
-                : sent && Cause.isInterrupted(exit.cause)
-                ? budget.abandon(reservation)
-                : budget.settle(reservation, 0),
-              exit
-            ))
+          // Already uninterruptible here: the outcome is handled in this region (`Effect.onExit` would open
+          // another), by one handler (a call parked in flight holds one frame for it).
+          return Effect.matchCauseEffect(sending, {
+            onSuccess: (response) =>
+              Effect.flatMap(
+                cost(response.model, response.usage),
+                (usd) => Effect.as(budget.settle(reservation, usd), response)
+              ),
+            onFailure: (cause) =>
+              Effect.zipRight(
+                sent && Cause.isInterrupted(cause) ? budget.abandon(reservation) : budget.settle(reservation, 0),
+                Effect.failCause(cause)
+              )
+          })
         }
       )
     )
