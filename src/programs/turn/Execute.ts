@@ -7,6 +7,7 @@ import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import type { Workspace } from "../../services/Workspace.js"
 import { keepForUndo } from "../rules/UndoSnapshots.js"
+import { withService } from "../Services.js"
 import { whenTraced } from "../Spans.js"
 import { actionStep, type Gate, type Run } from "./Gate.js"
 import { reportProgress } from "./Progress.js"
@@ -45,7 +46,7 @@ export const actionAttributes = (gate: Gate, status: string) => {
 export const execute = (run: Run, traceId: string): Effect.Effect<Executed, never, ExecuteServices> =>
   Effect.zipRight(
     reportProgress({ _tag: "Tool", name: run.tool.name }),
-    Effect.flatMap(ToolRegistry, (registry) =>
+    withService(ToolRegistry, (registry) =>
       Effect.clockWith((clock) => {
         const startedAt = clock.unsafeCurrentTimeMillis()
         const timed = Effect.map(
@@ -101,7 +102,7 @@ export const observe = (
       }
     const { result } = executed
     const suspicion = suspicionOf(run.tool, result)
-    const recorded = suspicion === undefined ? Effect.void : Effect.flatMap(AuditLog, (audit) =>
+    const recorded = suspicion === undefined ? Effect.void : withService(AuditLog, (audit) =>
       audit.append({
         kind: "injection_suspected",
         at: isoAt(executed.finishedAt),
@@ -112,7 +113,7 @@ export const observe = (
         pattern: suspicion.pattern,
         excerpt: suspicion.excerpt
       }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`))))
-    const rendered = Effect.flatMap(
+    const rendered = withService(
       PromptBuilder,
       (builder) => builder.renderToolResult(run.tool, result, executed.finishedAt)
     )

@@ -1,4 +1,4 @@
-import { Clock, Data, Effect, Either } from "effect"
+import { Clock, Context, Data, Effect, Either } from "effect"
 import { argsHash, verifyApprovedArgs } from "../../domain/ArgsHash.js"
 import type { AuditError } from "../../domain/Errors.js"
 import type { ActionStep, ApprovalRecord } from "../../domain/ExecutionTrace.js"
@@ -9,6 +9,7 @@ import { Approvals } from "../../services/Approvals.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Policy, type PolicyDecision, type PolicyInput, type Provenance } from "../../services/Policy.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
+import { services } from "../Services.js"
 
 /** Who is calling: the turn's identity and what it knows about where its content came from. */
 export interface GateContext {
@@ -70,12 +71,13 @@ const writeAhead = (context: GateContext, judged: Judged, approvalRequestId: str
  * side-effecting call (or one the owner had to approve) runs only once its decision is durable in the audit log.
  */
 export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateContext) {
-  const validated = (yield* ToolRegistry).validate(call)
+  const provided = yield* services<ToolRegistry | Policy>()
+  const validated = Context.get(provided, ToolRegistry).validate(call)
   if (validated._tag === "Invalid") {
     return Gate.Invalid({ call, validation: validated.validation, message: validated.message })
   }
   const { prepared, tool } = validated
-  const policy = yield* Policy
+  const policy = Context.get(provided, Policy)
   const input: PolicyInput = { tool, target: prepared.target, args: prepared.args, provenance: context.provenance }
   const judged: Judged = { call, tool, prepared, decision: yield* policy.evaluate(input) }
   const { decision } = judged

@@ -4,6 +4,7 @@ import { suspectInjection } from "../../domain/Injection.js"
 import type { Tool } from "../../domain/Tool.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
 import { Policy, type Provenance } from "../../services/Policy.js"
+import { withService } from "../Services.js"
 import type { TurnState } from "./TurnState.js"
 
 /** Where a turn's content came from: the taint rule's input. */
@@ -32,7 +33,7 @@ export const taintOf = (
 ): Effect.Effect<Taint, never, Policy> => {
   if (!tool.external || !carriesContent(result)) return noTaint
   const source = result.source ?? tool.name
-  return Effect.flatMap(Policy, (policy) =>
+  return withService(Policy, (policy) =>
     Effect.map(policy.trustedSource(source), (rule): Taint => {
       if (rule !== undefined) return { trusted: { source, rule } }
       const named = hostsIn(userMessage)

@@ -4,6 +4,7 @@ import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
+import { withService } from "../Services.js"
 import { whenTraced } from "../Spans.js"
 
 export type Thought = Data.TaggedEnum<{
@@ -56,7 +57,7 @@ export const think = (request: LlmRequest, recordRequest = false): Effect.Effect
 
 /** The call and its Thought; with `traced`, the outcome's attributes on the current span. */
 const call = (request: LlmRequest, recordRequest: boolean, traced: boolean) =>
-  Effect.flatMap(Llm, (llm) =>
+  withService(Llm, (llm) =>
     Effect.clockWith((clock) => {
       const started = clock.unsafeCurrentTimeMillis()
       return Effect.matchEffect(llm.generate(request), {

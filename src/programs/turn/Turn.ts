@@ -1,4 +1,4 @@
-import { Cause, Clock, Data, Effect, Exit, Fiber, FiberRef, HashMap, Ref, Schema } from "effect"
+import { Cause, Clock, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Ref, Schema } from "effect"
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
@@ -14,6 +14,7 @@ import { RunningTurns } from "../../services/RunningTurns.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
 import { decide, ruleCommand } from "../rules/Rules.js"
+import { services } from "../Services.js"
 import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
 import { recordingReads } from "./BudgetReads.js"
 import { compactSession } from "./Compact.js"
@@ -318,16 +319,19 @@ const closedTurn = Effect.fnUntraced(function*(
   restore: Restore,
   annotate: (traceId: string) => Effect.Effect<void>
 ) {
-  const { config } = yield* MyclawConfig
+  const provided = yield* services<
+    MyclawConfig | Budget | ToolRegistry | PromptBuilder | TraceSink | AuditLog | IdGenerator
+  >()
+  const { config } = Context.get(provided, MyclawConfig)
   const counting = tokenCountingOf(config)
   // Each budget status the turn reads is recorded: a replay reads the same ones.
   const budgetReads: Array<BudgetRead> = []
-  const budget = recordingReads(yield* Budget, budgetReads)
-  const registry = yield* ToolRegistry
-  const promptBuilder = yield* PromptBuilder
-  const sink = yield* TraceSink
-  const audit = yield* AuditLog
-  const traceId = yield* (yield* IdGenerator).next("trace")
+  const budget = recordingReads(Context.get(provided, Budget), budgetReads)
+  const registry = Context.get(provided, ToolRegistry)
+  const promptBuilder = Context.get(provided, PromptBuilder)
+  const sink = Context.get(provided, TraceSink)
+  const audit = Context.get(provided, AuditLog)
+  const traceId = yield* Context.get(provided, IdGenerator).next("trace")
   yield* annotate(traceId)
   const state = yield* Ref.make(TurnState.start(input, traceId, yield* Clock.currentTimeMillis))
   yield* annotateWhenTraced(() => ({ trace_id: traceId, session_id: input.sessionId }))

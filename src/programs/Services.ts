@@ -1,0 +1,19 @@
+import { Context, Effect } from "effect"
+
+/**
+ * `Effect.flatMap(tag, f)` in one runtime operation instead of three: a tag used as an effect is looked up by an
+ * effect of its own, which then has to be continued. For the services a turn reads on every step. The service
+ * stays in the requirements, so a layer that does not provide it is still a type error; missing at run time
+ * (never, once the types hold), it is a defect, as the tag's own lookup would be.
+ */
+export const withService = <I, S, A, E, R>(
+  tag: Context.Tag<I, S>,
+  f: (service: S) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | I> => Effect.withFiberRuntime((fiber) => f(Context.unsafeGet(fiber.currentContext, tag)))
+
+/**
+ * The current context, with the services `R` in it: one runtime operation for several services (`yield*` of
+ * each tag costs three each).
+ */
+export const services = <R>(): Effect.Effect<Context.Context<R>, never, R> =>
+  Effect.withFiberRuntime((fiber) => Effect.succeed(fiber.currentContext as Context.Context<R>))

@@ -1,0 +1,55 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Cause, Context, Effect, Exit } from "effect"
+import { services, withService } from "../../src/programs/Services.js"
+
+class Greeter extends Context.Tag("test/Greeter")<Greeter, { readonly greet: (name: string) => string }>() {}
+class Counter extends Context.Tag("test/Counter")<Counter, { readonly next: () => number }>() {}
+
+const english = Greeter.of({ greet: (name) => `hello ${name}` })
+const italian = Greeter.of({ greet: (name) => `ciao ${name}` })
+
+describe("withService and services", () => {
+  it.effect("withService reads the service the fiber has, the innermost one where it is provided twice", () =>
+    Effect.gen(function*() {
+      const greeting = withService(Greeter, (greeter) => Effect.succeed(greeter.greet("Ada")))
+      assert.strictEqual(yield* Effect.provideService(greeting, Greeter, english), "hello Ada")
+      const nested = Effect.provideService(Effect.provideService(greeting, Greeter, italian), Greeter, english)
+      assert.strictEqual(yield* nested, "ciao Ada")
+    }))
+
+  it.effect("services gives one context holding every service asked for", () =>
+    Effect.gen(function*() {
+      let n = 0
+      const both = Effect.map(
+        services<Greeter | Counter>(),
+        (context) => `${Context.get(context, Greeter).greet("Bo")} ${Context.get(context, Counter).next()}`
+      )
+      const provided = both.pipe(
+        Effect.provideService(Greeter, english),
+        Effect.provideService(Counter, Counter.of({ next: () => ++n }))
+      )
+      assert.strictEqual(yield* provided, "hello Bo 1")
+    }))
+
+  it.effect("a service missing at run time is a defect that names it, as the tag's own lookup is", () =>
+    Effect.gen(function*() {
+      // The types rule this out; forced here to see what the lookup does.
+      const unprovided = withService(Greeter, (greeter) => Effect.succeed(greeter.greet("Cy"))) as Effect.Effect<
+        string
+      >
+      const exit = yield* Effect.exit(unprovided)
+      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause))
+      assert.include(Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "", "test/Greeter")
+    }))
+
+  it("the service stays in the requirements: running without it does not type-check", () => {
+    const greeting = withService(Greeter, (greeter) => Effect.succeed(greeter.greet("Di")))
+    // @ts-expect-error Greeter is required and not provided
+    const run = () => Effect.runSync(greeting)
+    assert.isFunction(run)
+    const context = services<Counter>()
+    // @ts-expect-error Counter is required and not provided
+    const runContext = () => Effect.runSync(context)
+    assert.isFunction(runContext)
+  })
+})
