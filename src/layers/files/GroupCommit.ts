@@ -66,19 +66,17 @@ export const makeGroupCommit = <J>(options: GroupCommitOptions<J>) =>
     const fiber = yield* Effect.forkDaemon(Effect.uninterruptible(loop))
     yield* Effect.addFinalizer(() => Effect.zipRight(Queue.offer(queue, STOP), Fiber.await(fiber)))
 
-    // Checked and offered in one synchronous stretch: a job is either taken by the last drain or refused.
-    const offer = (job: J) =>
-      Effect.flatMap(
-        Queue.isShutdown(queue),
-        (closed) => closed ? Effect.succeed(false) : Effect.as(Queue.offer(queue, job), true)
-      )
+    // Checked and offered in one synchronous stretch (an unbounded queue refuses a job only once it is shut
+    // down): a job is either taken by the last drain or refused.
+    const offer = (job: J) => Effect.sync(() => Queue.unsafeOffer(queue, job))
 
+    // The caller's wait made, its job queued and the wait begun in one runtime operation: it runs for every
+    // record written (the trace, the session turn, the audit record of every turn).
     const request = <A, E>(make: (done: Deferred.Deferred<A, E>) => J, closed: () => E) =>
-      Effect.flatMap(Deferred.make<A, E>(), (done) =>
-        Effect.flatMap(
-          offer(make(done)),
-          (queued) => queued ? Deferred.await(done) : Effect.fail(closed())
-        ))
+      Effect.withFiberRuntime<A, E>((fiber) => {
+        const done = Deferred.unsafeMake<A, E>(fiber.id())
+        return Queue.unsafeOffer(queue, make(done)) ? Deferred.await(done) : Effect.fail(closed())
+      })
 
     return { offer, request } satisfies GroupCommit<J>
   })
