@@ -1,10 +1,10 @@
-import { Chunk, Deferred, Effect, Fiber, Queue } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 
 /**
  * One writer fiber behind a queue (group commit): callers offer jobs; the fiber takes everything queued as
  * one batch and runs `step` on it, uninterruptibly, so a batch is written whole or reported failed, and one
- * sync can cover every job of the batch. When the scope closes, the fiber stops after its batch, whatever is
- * still queued is written by a last drain, then `shutdown` runs; a job offered after that is refused.
+ * sync can cover every job of the batch. When the scope closes, the fiber writes what is still queued (and
+ * what is queued while it does) and stops, then `shutdown` runs; a job offered after that is refused.
  */
 export interface GroupCommit<J> {
   /** Queues a job; false when the writer has closed (nothing was queued). */
@@ -19,10 +19,6 @@ export interface GroupCommit<J> {
   ) => Effect.Effect<A, E>
 }
 
-/** Queued by the close of the scope: the writer fiber ends once it has taken it. */
-const STOP: unique symbol = Symbol("GroupCommit/stop")
-type Item<J> = J | typeof STOP
-
 export interface GroupCommitOptions<J> {
   readonly step: (batch: ReadonlyArray<J>) => Effect.Effect<void>
   readonly shutdown?: Effect.Effect<void>
@@ -32,50 +28,78 @@ export interface GroupCommitOptions<J> {
 
 export const makeGroupCommit = <J>(options: GroupCommitOptions<J>) =>
   Effect.gen(function*() {
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<Item<J>>(), Queue.shutdown)
     const maxBatch = options.maxBatch ?? 10_000
-    const jobsOf = (items: Iterable<Item<J>>) => {
-      const jobs: Array<J> = []
-      for (const item of items) if (item !== STOP) jobs.push(item)
-      return jobs
+    // The jobs not yet taken, in order. A plain buffer rather than a Queue: every record of every turn passes
+    // here, and a Queue's take (an interruptible wait with its own region, for a writer that is never
+    // interrupted) costs several times the operations of the wait below.
+    const pending: Array<J> = []
+    // Closing: the writer takes what is queued until nothing is left, then the log is closed and refuses jobs.
+    let closing = false
+    let closed = false
+    let wake: (() => void) | undefined
+    const notify = () => {
+      const waiting = wake
+      wake = undefined
+      waiting?.()
     }
-    const drain: Effect.Effect<void> = Effect.flatMap(Queue.takeAll(queue), (items) => {
-      const rest = jobsOf(items)
-      return items.length === 0 ? Queue.shutdown(queue) : Effect.zipRight(
-        rest.length === 0 ? Effect.void : options.step(rest),
-        drain
-      )
-    })
-    // The writer fiber stops when it takes STOP, never by interruption: an interrupt that reaches it while a
-    // step runs a finalizer (a file or a lock released) can be lost, when that step had joined a fiber that was
-    // interrupted, and the fiber would then wait for jobs for ever, holding up the close of the scope.
-    const loop: Effect.Effect<void> = Effect.flatMap(Queue.takeBetween(queue, 1, maxBatch), (items) => {
-      const jobs = jobsOf(items)
-      const stopped = jobs.length < Chunk.size(items)
+    // Checked and queued in one synchronous stretch: a job is either written or refused.
+    const unsafeOffer = (job: J): boolean => {
+      if (closed) return false
+      pending.push(job)
+      notify()
+      return true
+    }
+    // The next batch, waiting for one if need be; empty once closing has taken every job (and then closed).
+    // The wait checks again as it begins: a job queued in between is not left waiting for the next one.
+    const nextBatch: Effect.Effect<ReadonlyArray<J>> = Effect.suspend(() => {
+      if (pending.length > 0) return Effect.succeed(pending.splice(0, maxBatch))
+      if (closing) {
+        closed = true
+        return Effect.succeed([])
+      }
       return Effect.zipRight(
-        jobs.length === 0 ? Effect.void : options.step(jobs),
-        stopped ? Effect.void : Effect.suspend(() => loop)
+        Effect.async<void>((resume) => {
+          if (pending.length > 0 || closing) resume(Effect.void)
+          else wake = () => resume(Effect.void)
+        }),
+        nextBatch
       )
     })
-    // Finalizers run in reverse: the fiber is told to stop and ends after the batch it is writing (and the jobs
-    // taken with STOP), then the last drain writes what is still queued and closes the queue, then the owner's
-    // shutdown runs.
-    yield* Effect.addFinalizer(() => Effect.zipRight(drain, options.shutdown ?? Effect.void))
-    // Taking and writing are uninterruptible: jobs already taken are never dropped (their callers would wait
-    // for ever).
+    // The writer fiber stops when closing has emptied the buffer, never by interruption: an interrupt that
+    // reaches it while a step runs a finalizer (a file or a lock released) can be lost, when that step had joined
+    // a fiber that was interrupted, and the fiber would then wait for jobs for ever, holding up the close of the
+    // scope. Taking and writing are uninterruptible: jobs already taken are never dropped (their callers would
+    // wait for ever).
+    const loop: Effect.Effect<void> = Effect.flatMap(
+      nextBatch,
+      (jobs) => jobs.length === 0 ? Effect.void : Effect.zipRight(options.step(jobs), loop)
+    )
     const fiber = yield* Effect.forkDaemon(Effect.uninterruptible(loop))
-    yield* Effect.addFinalizer(() => Effect.zipRight(Queue.offer(queue, STOP), Fiber.await(fiber)))
+    // When the scope closes: the fiber writes what is queued (jobs queued meanwhile too) and ends, whatever it
+    // could not take (it died) is written here, then the owner's shutdown runs.
+    const rest: Effect.Effect<void> = Effect.suspend(() => {
+      closed = true
+      return pending.length === 0 ? Effect.void : Effect.zipRight(options.step(pending.splice(0, maxBatch)), rest)
+    })
+    yield* Effect.addFinalizer(() =>
+      Effect.zipRight(
+        Effect.suspend(() => {
+          closing = true
+          notify()
+          return Fiber.await(fiber)
+        }),
+        Effect.zipRight(rest, options.shutdown ?? Effect.void)
+      )
+    )
 
-    // Checked and offered in one synchronous stretch (an unbounded queue refuses a job only once it is shut
-    // down): a job is either taken by the last drain or refused.
-    const offer = (job: J) => Effect.sync(() => Queue.unsafeOffer(queue, job))
+    const offer = (job: J) => Effect.sync(() => unsafeOffer(job))
 
     // The caller's wait made, its job queued and the wait begun in one runtime operation: it runs for every
     // record written (the trace, the session turn, the audit record of every turn).
     const request = <A, E>(make: (done: Deferred.Deferred<A, E>) => J, closed: () => E) =>
       Effect.withFiberRuntime<A, E>((fiber) => {
         const done = Deferred.unsafeMake<A, E>(fiber.id())
-        return Queue.unsafeOffer(queue, make(done)) ? Deferred.await(done) : Effect.fail(closed())
+        return unsafeOffer(make(done)) ? Deferred.await(done) : Effect.fail(closed())
       })
 
     return { offer, request } satisfies GroupCommit<J>

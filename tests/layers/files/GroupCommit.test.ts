@@ -62,4 +62,54 @@ describe("group commit", () => {
       assert.strictEqual(yield* Effect.flip(ask(4)), "closed")
       assert.deepStrictEqual(written, [0, 1, 2, 3])
     }))
+
+  it.effect("a batch takes at most maxBatch jobs, in the order they were queued", () =>
+    Effect.gen(function*() {
+      const batches: Array<ReadonlyArray<number>> = []
+      const gate = yield* Deferred.make<void>()
+      let started = false
+      const scope = yield* Scope.make()
+      const commit = yield* Scope.extend(
+        makeGroupCommit<number>({
+          maxBatch: 2,
+          // The first batch waits for the gate, so that the next jobs are all queued when the writer comes back.
+          step: (jobs) =>
+            Effect.zipRight(
+              jobs[0] === 0 ? Effect.zipRight(Effect.sync(() => (started = true)), Deferred.await(gate)) : Effect.void,
+              Effect.sync(() => batches.push(jobs))
+            )
+        }),
+        scope
+      )
+      yield* commit.offer(0)
+      while (!started) yield* Effect.yieldNow()
+      for (let i = 1; i < 6; i++) yield* commit.offer(i)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Scope.close(scope, Exit.void)
+      assert.deepStrictEqual(batches, [[0], [1, 2], [3, 4], [5]])
+    }))
+
+  it.effect("jobs queued while the close is writing are written too; the shutdown runs after the last one", () =>
+    Effect.gen(function*() {
+      const written: Array<string> = []
+      const scope = yield* Scope.make()
+      let commit: { readonly offer: (job: string) => Effect.Effect<boolean> } | undefined
+      const made = yield* Scope.extend(
+        makeGroupCommit<string>({
+          // Writing the first job queues another, as a turn that ends during the shutdown would.
+          step: (jobs) =>
+            Effect.flatMap(
+              Effect.sync(() => written.push(...jobs)),
+              () => jobs.includes("first") ? Effect.asVoid(commit!.offer("late")) : Effect.void
+            ),
+          shutdown: Effect.sync(() => written.push("shutdown"))
+        }),
+        scope
+      )
+      commit = made
+      yield* made.offer("first")
+      yield* Scope.close(scope, Exit.void)
+      assert.deepStrictEqual(written, ["first", "late", "shutdown"])
+      assert.isFalse(yield* made.offer("after"))
+    }))
 })
