@@ -1,4 +1,4 @@
-import { Cause, Clock, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Ref, Schema } from "effect"
+import { Cause, Clock, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Schema } from "effect"
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
@@ -119,7 +119,11 @@ interface TurnContext {
   readonly registry: ToolRegistry["Type"]
   readonly promptBuilder: PromptBuilder["Type"]
   readonly audit: AuditLog["Type"]
-  readonly state: Ref.Ref<TurnState.TurnState>
+  /**
+   * The turn so far; `update` replaces it. This program is its only writer, and each read or replacement is one
+   * synchronous step (one runtime operation, where a Ref's read is two).
+   */
+  readonly state: Effect.Effect<TurnState.TurnState>
   readonly update: (f: (state: TurnState.TurnState) => TurnState.TurnState) => Effect.Effect<void>
   readonly identity: {
     readonly traceId: string
@@ -207,7 +211,7 @@ const act = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<Too
     )
     const end = gateEnd(gated)
     if (end !== null) return Next.End(end)
-    if ((yield* Ref.get(t.state)).invalidStreak >= 2) {
+    if ((yield* t.state).invalidStreak >= 2) {
       return Next.End({ outcome: "tool_hallucination", response: invalidStreakMessage })
     }
   }
@@ -219,14 +223,14 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
   const { budget, config, update } = t
   const status = yield* budget.status
   if (status.level === "hard") return Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) })
-  const before = yield* Ref.get(t.state)
+  const before = yield* t.state
   const squeezed = yield* compactTurn(before.messages, {
     counting: t.counting,
     taintedBy: TurnState.taintSources(before),
     recordRequest: config.traces.recordRequests
   })
   if (squeezed !== null) yield* update((current) => TurnState.turnCompacted(current, squeezed))
-  const current = yield* Ref.get(t.state)
+  const current = yield* t.state
   const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
   const request = { tier, system: current.system, messages: current.messages, tools: t.registry.catalog } as const
   // A paid answer is recorded in the same region that received it.
@@ -260,11 +264,11 @@ const applyRule = Effect.fnUntraced(function*(t: TurnContext, name: string) {
     yield* update((current) => TurnState.withMetadata(current, key, value))
   }
   if (decision._tag === "Answer") return { outcome: decision.outcome, response: decision.response }
-  const before = (yield* Ref.get(t.state)).steps.length
+  const before = (yield* t.state).steps.length
   yield* update((current) => TurnState.proposed(current, decision.calls))
   const next = yield* act(t, decision.calls)
   if (next._tag === "End") return next
-  const steps = (yield* Ref.get(t.state)).steps.slice(before).filter((s): s is ActionStep => s.kind === "action")
+  const steps = (yield* t.state).steps.slice(before).filter((s): s is ActionStep => s.kind === "action")
   return { outcome: "success", response: decision.answer(steps) } as const
 })
 
@@ -302,7 +306,7 @@ const loop = Effect.fnUntraced(function*(t: TurnContext) {
   const prompt = built.right
   yield* update((current) => TurnState.prompted(current, prompt))
   // A cached plan first: its calls pass the same gates; whatever stops it hands the turn to the loop below.
-  const fast = yield* fastPath(input, traceId, { act: (calls) => act(t, calls), state: Ref.get(t.state), update })
+  const fast = yield* fastPath(input, traceId, { act: (calls) => act(t, calls), state: t.state, update })
   if (fast._tag === "Served") return fast
   yield* update((current) => TurnState.routed(current, "react", fast.reason))
   for (let n = 0; n < config.maxSteps; n++) {
@@ -333,7 +337,8 @@ const closedTurn = Effect.fnUntraced(function*(
   const audit = Context.get(provided, AuditLog)
   const traceId = yield* Context.get(provided, IdGenerator).next("trace")
   yield* annotate(traceId)
-  const state = yield* Ref.make(TurnState.start(input, traceId, yield* Clock.currentTimeMillis))
+  let turnState = TurnState.start(input, traceId, yield* Clock.currentTimeMillis)
+  const state = Effect.sync(() => turnState)
   yield* annotateWhenTraced(() => ({ trace_id: traceId, session_id: input.sessionId }))
 
   const t: TurnContext = {
@@ -346,14 +351,17 @@ const closedTurn = Effect.fnUntraced(function*(
     promptBuilder,
     audit,
     state,
-    update: (f) => Ref.update(state, f),
+    update: (f) =>
+      Effect.sync(() => {
+        turnState = f(turnState)
+      }),
     identity: { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage },
-    gateContext: Effect.map(Ref.get(state), (current): GateContext => ({
+    gateContext: Effect.sync((): GateContext => ({
       traceId,
       sessionId: input.sessionId,
       channel: input.channel,
-      provenance: provenanceOf(current),
-      provenanceAtLaunch: Effect.map(Ref.get(state), provenanceOf)
+      provenance: provenanceOf(turnState),
+      provenanceAtLaunch: Effect.sync(() => provenanceOf(turnState))
     }))
   }
 
@@ -372,7 +380,7 @@ const closedTurn = Effect.fnUntraced(function*(
       )
     )
   }
-  const closed = yield* Ref.get(state)
+  const closed = yield* state
   yield* rememberPlan(closed)
   const trace = TurnState.toTrace(closed, yield* Clock.currentTimeMillis, drawn, budgetReads)
   yield* sink.close(trace)
