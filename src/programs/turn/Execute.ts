@@ -102,44 +102,43 @@ export const observe = (
       }
     const { result } = executed
     const suspicion = suspicionOf(run.tool, result)
-    const recorded = suspicion === undefined ? Effect.void : withService(AuditLog, (audit) =>
-      audit.append({
-        kind: "injection_suspected",
-        at: isoAt(executed.finishedAt),
-        trace_id: context.traceId,
-        session_id: context.sessionId,
-        sender: context.channel,
-        source: suspicion.source,
-        pattern: suspicion.pattern,
-        excerpt: suspicion.excerpt
-      }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`))))
+    const recorded = (found: NonNullable<typeof suspicion>) =>
+      withService(AuditLog, (audit) =>
+        audit.append({
+          kind: "injection_suspected",
+          at: isoAt(executed.finishedAt),
+          trace_id: context.traceId,
+          session_id: context.sessionId,
+          sender: context.channel,
+          source: found.source,
+          pattern: found.pattern,
+          excerpt: found.excerpt
+        }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`))))
     const rendered = withService(
       PromptBuilder,
       (builder) => builder.renderToolResult(run.tool, result, executed.finishedAt)
     )
-    return Effect.zipRight(
-      recorded,
-      // Two flatMaps, not `Effect.zipWith`: that one goes through `Effect.all`, several times the operations.
-      Effect.flatMap(rendered, (content) =>
-        Effect.map(taintOf(context.userMessage, run.tool, result), (taint) => ({
-          step: {
-            ...actionStep(run),
-            exec_result: result,
-            error: result.status === "failed" ? result.content : null,
-            wall_ms: executed.finishedAt - executed.startedAt
-          },
-          message: {
-            role: "tool",
-            toolCallId: run.call.id,
-            name: run.tool.name,
-            content,
-            isError: result.status === "failed"
-          },
-          invalid: false,
-          ...taint,
-          suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
-        } satisfies Observation)))
-    )
+    // Two flatMaps, not `Effect.zipWith`: that one goes through `Effect.all`, several times the operations.
+    const observed = Effect.flatMap(rendered, (content) =>
+      Effect.map(taintOf(context.userMessage, run.tool, result), (taint) => ({
+        step: {
+          ...actionStep(run),
+          exec_result: result,
+          error: result.status === "failed" ? result.content : null,
+          wall_ms: executed.finishedAt - executed.startedAt
+        },
+        message: {
+          role: "tool",
+          toolCallId: run.call.id,
+          name: run.tool.name,
+          content,
+          isError: result.status === "failed"
+        },
+        invalid: false,
+        ...taint,
+        suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
+      } satisfies Observation)))
+    return suspicion === undefined ? observed : Effect.zipRight(recorded(suspicion), observed)
   })
 
 const failure = (cause: Cause.Cause<unknown>): ToolResult => ({
