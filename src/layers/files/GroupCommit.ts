@@ -33,9 +33,9 @@ export const makeGroupCommit = <J>(options: GroupCommitOptions<J>) =>
     // here, and a Queue's take (an interruptible wait with its own region, for a writer that is never
     // interrupted) costs several times the operations of the wait below.
     const pending: Array<J> = []
-    // Closing: the writer takes what is queued until nothing is left, then the log is closed and refuses jobs.
+    // Closing: the writer takes what is queued until nothing is left; then it is shut, and refuses jobs.
     let closing = false
-    let closed = false
+    let shut = false
     let wake: (() => void) | undefined
     const notify = () => {
       const waiting = wake
@@ -44,17 +44,17 @@ export const makeGroupCommit = <J>(options: GroupCommitOptions<J>) =>
     }
     // Checked and queued in one synchronous stretch: a job is either written or refused.
     const unsafeOffer = (job: J): boolean => {
-      if (closed) return false
+      if (shut) return false
       pending.push(job)
       notify()
       return true
     }
-    // The next batch, waiting for one if need be; empty once closing has taken every job (and then closed).
+    // The next batch, waiting for one if need be; empty once closing has taken every job (and then shut).
     // The wait checks again as it begins: a job queued in between is not left waiting for the next one.
     const nextBatch: Effect.Effect<ReadonlyArray<J>> = Effect.suspend(() => {
       if (pending.length > 0) return Effect.succeed(pending.splice(0, maxBatch))
       if (closing) {
-        closed = true
+        shut = true
         return Effect.succeed([])
       }
       return Effect.zipRight(
@@ -78,7 +78,7 @@ export const makeGroupCommit = <J>(options: GroupCommitOptions<J>) =>
     // When the scope closes: the fiber writes what is queued (jobs queued meanwhile too) and ends, whatever it
     // could not take (it died) is written here, then the owner's shutdown runs.
     const rest: Effect.Effect<void> = Effect.suspend(() => {
-      closed = true
+      shut = true
       return pending.length === 0 ? Effect.void : Effect.zipRight(options.step(pending.splice(0, maxBatch)), rest)
     })
     yield* Effect.addFinalizer(() =>
