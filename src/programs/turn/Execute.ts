@@ -10,7 +10,7 @@ import { keepForUndo } from "../rules/UndoSnapshots.js"
 import { withService } from "../Services.js"
 import { whenTraced } from "../Spans.js"
 import { actionStep, type Gate, type Run } from "./Gate.js"
-import { reportProgress } from "./Progress.js"
+import { reportingProgress } from "./Progress.js"
 import { suspicionOf, taintOf } from "./Provenance.js"
 import type { Observation } from "./TurnState.js"
 import { recordingEdits } from "./WorkspaceEdits.js"
@@ -44,8 +44,8 @@ export const actionAttributes = (gate: Gate, status: string) => {
  * and its status): it runs for every tool call.
  */
 export const execute = (run: Run, traceId: string): Effect.Effect<Executed, never, ExecuteServices> =>
-  Effect.zipRight(
-    reportProgress({ _tag: "Tool", name: run.tool.name }),
+  reportingProgress(
+    { _tag: "Tool", name: run.tool.name },
     withService(ToolRegistry, (registry) =>
       Effect.clockWith((clock) => {
         const startedAt = clock.unsafeCurrentTimeMillis()

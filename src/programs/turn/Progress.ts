@@ -5,11 +5,28 @@ export type TurnProgress =
   | { readonly _tag: "Step"; readonly step: number; readonly maxSteps: number }
   | { readonly _tag: "Tool"; readonly name: string }
 
-/** Where a turn reports its progress: nowhere by default; a channel sets it around the turn it runs. */
-export const TurnProgressListener = FiberRef.unsafeMake<(progress: TurnProgress) => Effect.Effect<void>>(
-  () => Effect.void
-)
+/** The listener of a turn that nobody watches. */
+const silent = (_progress: TurnProgress): Effect.Effect<void> => Effect.void
 
-// One lookup in the running fiber: it runs at every step and before every tool.
-export const reportProgress = (progress: TurnProgress): Effect.Effect<void> =>
-  Effect.withFiberRuntime((fiber) => fiber.getFiberRef(TurnProgressListener)(progress))
+/** Where a turn reports its progress: nowhere by default; a channel sets it around the turn it runs. */
+export const TurnProgressListener = FiberRef.unsafeMake<(progress: TurnProgress) => Effect.Effect<void>>(silent)
+
+/**
+ * `effect`, once `progress` is reported to the running fiber's listener: one lookup in the running fiber, and no
+ * more when nobody listens. It runs at every step and before every tool.
+ */
+export const reportingProgress = <A, E, R>(
+  progress: TurnProgress,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const listener = fiber.getFiberRef(TurnProgressListener)
+    return listener === silent ? effect : Effect.zipRight(listener(progress), effect)
+  })
+
+/** The running fiber's listener, or undefined when nobody listens: for a program that reports many times. */
+export const progressListener: Effect.Effect<((progress: TurnProgress) => Effect.Effect<void>) | undefined> = Effect
+  .withFiberRuntime((fiber) => {
+    const listener = fiber.getFiberRef(TurnProgressListener)
+    return Effect.succeed(listener === silent ? undefined : listener)
+  })

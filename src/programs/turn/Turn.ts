@@ -33,7 +33,7 @@ import {
   UNRECORDED,
   unrecordedMessage
 } from "./Messages.js"
-import { reportProgress } from "./Progress.js"
+import { progressListener } from "./Progress.js"
 import { provenanceOf } from "./Provenance.js"
 import { think } from "./Think.js"
 import * as TurnState from "./TurnState.js"
@@ -309,8 +309,10 @@ const loop = Effect.fnUntraced(function*(t: TurnContext) {
   const fast = yield* fastPath(input, traceId, { act: (calls) => act(t, calls), state: t.state, update })
   if (fast._tag === "Served") return fast
   yield* update((current) => TurnState.routed(current, "react", fast.reason))
+  // Read once: a channel that shows progress sets its listener around the whole turn.
+  const listener = yield* progressListener
   for (let n = 0; n < config.maxSteps; n++) {
-    yield* reportProgress({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
+    if (listener !== undefined) yield* listener({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
     const next = yield* step(t)
     if (next._tag === "End") return next
   }
