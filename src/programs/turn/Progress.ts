@@ -1,4 +1,4 @@
-import { Effect, FiberRef } from "effect"
+import { Effect, type Fiber, FiberRef } from "effect"
 
 /** What a running turn is doing, for a channel that shows progress: a new step, or a tool starting. */
 export type TurnProgress =
@@ -11,6 +11,12 @@ const silent = (_progress: TurnProgress): Effect.Effect<void> => Effect.void
 /** Where a turn reports its progress: nowhere by default; a channel sets it around the turn it runs. */
 export const TurnProgressListener = FiberRef.unsafeMake<(progress: TurnProgress) => Effect.Effect<void>>(silent)
 
+/** The fiber's listener, or undefined when it is the silent one. */
+const listenerOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
+  const listener = fiber.getFiberRef(TurnProgressListener)
+  return listener === silent ? undefined : listener
+}
+
 /**
  * `effect`, once `progress` is reported to the running fiber's listener: one lookup in the running fiber, and no
  * more when nobody listens. It runs at every step and before every tool.
@@ -20,13 +26,10 @@ export const reportingProgress = <A, E, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.withFiberRuntime((fiber) => {
-    const listener = fiber.getFiberRef(TurnProgressListener)
-    return listener === silent ? effect : Effect.zipRight(listener(progress), effect)
+    const listener = listenerOf(fiber)
+    return listener === undefined ? effect : Effect.zipRight(listener(progress), effect)
   })
 
 /** The running fiber's listener, or undefined when nobody listens: for a program that reports many times. */
 export const progressListener: Effect.Effect<((progress: TurnProgress) => Effect.Effect<void>) | undefined> = Effect
-  .withFiberRuntime((fiber) => {
-    const listener = fiber.getFiberRef(TurnProgressListener)
-    return Effect.succeed(listener === silent ? undefined : listener)
-  })
+  .withFiberRuntime((fiber) => Effect.succeed(listenerOf(fiber)))
