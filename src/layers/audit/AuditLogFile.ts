@@ -158,7 +158,9 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
 
     const snapshot = Effect.gen(function*() {
       const done = yield* Deferred.make<ReadonlyMap<string, number>>()
-      if (!(yield* commit.offer({ _tag: "Snapshot", done }))) return new Map<string, number>()
+      if (!(yield* commit.offer({ _tag: "Snapshot", done: (exit) => Deferred.unsafeDone(done, exit) }))) {
+        return new Map<string, number>()
+      }
       return yield* Deferred.await(done)
     })
 

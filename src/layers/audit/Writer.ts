@@ -1,8 +1,9 @@
-import { Clock, Deferred, Effect, Exit, Option, Ref, Scope } from "effect"
+import { Clock, Effect, Exit, Option, Ref, Scope } from "effect"
 import { auditFileOf } from "../../domain/AuditQuery.js"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
 import { isoAt as iso } from "../../domain/Time.js"
+import type { Reply } from "../files/GroupCommit.js"
 import { type AppendBytes, makeChainFiles } from "./ChainFiles.js"
 import { type CheckpointReason, makeCheckpointWriter } from "./Checkpoints.js"
 import { loadHeads, newHead, type Repair } from "./Heads.js"
@@ -24,10 +25,10 @@ import { acquireWriterLock, awaitTaker, handoffRequested, WAIT_SPACING_MS } from
  * looked for (at most once per retry of the waiter), or at the next release tick when no batch comes.
  */
 export type Job =
-  | { readonly _tag: "Append"; readonly record: AuditRecord; readonly done: Deferred.Deferred<void, AuditError> }
+  | { readonly _tag: "Append"; readonly record: AuditRecord; readonly done: Reply<void, AuditError> }
   | { readonly _tag: "Tick"; readonly what: Timer | "epoch" }
-  | { readonly _tag: "Snapshot"; readonly done: Deferred.Deferred<ReadonlyMap<string, number>> }
-  | { readonly _tag: "Probe"; readonly done: Deferred.Deferred<void, AuditError> }
+  | { readonly _tag: "Snapshot"; readonly done: Reply<ReadonlyMap<string, number>, never> }
+  | { readonly _tag: "Probe"; readonly done: Reply<void, AuditError> }
 
 type Append = Extract<Job, { _tag: "Append" }>
 export type Timer = "checkpoint" | "sync" | "release"
@@ -250,9 +251,9 @@ export const makeWriter = (options: WriterOptions) =>
       if (appends.length > 0) {
         const exit = yield* Effect.exit(appendBatch(appends))
         if (Exit.isSuccess(exit)) {
-          for (const [job, outcome] of exit.value) yield* Deferred.done(job.done, outcome)
+          for (const [job, outcome] of exit.value) job.done(outcome)
         } else {
-          for (const job of appends) yield* Deferred.done(job.done, exit)
+          for (const job of appends) job.done(exit)
         }
         const current = yield* Ref.get(session)
         if (Option.isSome(current) && current.value.sinceCheckpoint >= CHECKPOINT_EVERY) {
@@ -270,8 +271,8 @@ export const makeWriter = (options: WriterOptions) =>
       }
       for (const job of jobs) {
         if (job._tag === "Tick") yield* tick(job.what)
-        if (job._tag === "Snapshot") yield* Deferred.complete(job.done, snapshot)
-        if (job._tag === "Probe") yield* Deferred.complete(job.done, probe)
+        if (job._tag === "Snapshot") job.done(yield* Effect.exit(snapshot))
+        if (job._tag === "Probe") job.done(yield* Effect.exit(probe))
       }
     })
 

@@ -1,4 +1,4 @@
-import { Deferred, Effect, Fiber } from "effect"
+import { Effect, type Exit, Fiber } from "effect"
 
 /**
  * One writer fiber behind a queue (group commit): callers offer jobs; the fiber takes everything queued as
@@ -6,15 +6,21 @@ import { Deferred, Effect, Fiber } from "effect"
  * sync can cover every job of the batch. When the scope closes, the fiber writes what is still queued (and
  * what is queued while it does) and stops, then `shutdown` runs; a job offered after that is refused.
  */
+/**
+ * Completes a request: its caller resumes with `exit`. Only the first call counts; a caller interrupted
+ * meanwhile is not resumed (its job was written all the same).
+ */
+export type Reply<A, E> = (exit: Exit.Exit<A, E>) => void
+
 export interface GroupCommit<J> {
   /** Queues a job; false when the writer has closed (nothing was queued). */
   readonly offer: (job: J) => Effect.Effect<boolean>
   /**
-   * Queues the job built around a fresh `done` and waits for the writer to complete it; `closed` is the
-   * failure when the writer has already closed.
+   * Queues the job built around a fresh `done` and waits for the writer to call it; `closed` is the failure
+   * when the writer has already closed.
    */
   readonly request: <A, E>(
-    make: (done: Deferred.Deferred<A, E>) => J,
+    make: (done: Reply<A, E>) => J,
     closed: () => E
   ) => Effect.Effect<A, E>
 }
@@ -94,12 +100,13 @@ export const makeGroupCommit = <J>(options: GroupCommitOptions<J>) =>
 
     const offer = (job: J) => Effect.sync(() => unsafeOffer(job))
 
-    // The caller's wait made, its job queued and the wait begun in one runtime operation: it runs for every
-    // record written (the trace, the session turn, the audit record of every turn).
-    const request = <A, E>(make: (done: Deferred.Deferred<A, E>) => J, closed: () => E) =>
-      Effect.withFiberRuntime<A, E>((fiber) => {
-        const done = Deferred.unsafeMake<A, E>(fiber.id())
-        return unsafeOffer(make(done)) ? Deferred.await(done) : Effect.fail(closed())
+    // The job queued and the caller suspended in one runtime operation, the reply a plain callback: it runs for
+    // every record written (the trace, the session turn, the audit record of every turn), and a Deferred costs
+    // microseconds to make (its object copies the Effect prototype's properties) and operations to await and
+    // complete.
+    const request = <A, E>(make: (done: Reply<A, E>) => J, closed: () => E) =>
+      Effect.async<A, E>((resume) => {
+        if (!unsafeOffer(make(resume))) resume(Effect.fail(closed()))
       })
 
     return { offer, request } satisfies GroupCommit<J>

@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Clock, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
+import { Clock, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
 import {
@@ -20,7 +20,7 @@ import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
-import { makeGroupCommit } from "../files/GroupCommit.js"
+import { makeGroupCommit, type Reply } from "../files/GroupCommit.js"
 import { migrateRecord } from "../SqlMigrations.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
 import Sessions0002, { FOREIGN_OWNER } from "./migrations/0002_record_turn.js"
@@ -48,7 +48,7 @@ const decodeHistoryRows = Schema.decodeUnknown(Schema.Array(HistoryRow))
 /** A turn waiting for the writer, and its caller waiting for the outcome. */
 interface Recording {
   readonly turn: NewSessionTurn
-  readonly done: Deferred.Deferred<void, SessionError>
+  readonly done: Reply<void, SessionError>
 }
 
 // 12 columns a turn: well under SQLite's 32,766 bound parameters per statement.
@@ -129,8 +129,7 @@ export const makeSessionsSql = Effect.gen(function*() {
   // turn, and each statement through the SQL client, and each commit, has a cost of its own. A statement of several
   // turns is undone whole when one of them fails (another owner's session): each is then recorded alone, so that
   // only that one fails.
-  const recordAlone = (job: Recording) =>
-    Effect.flatMap(Effect.exit(recordOne(job.turn)), (exit) => Deferred.done(job.done, exit))
+  const recordAlone = (job: Recording) => Effect.map(Effect.exit(recordOne(job.turn)), job.done)
   const recordBatch = (jobs: ReadonlyArray<Recording>): Effect.Effect<void> =>
     jobs.length === 1
       ? Effect.asVoid(recordAlone(jobs[0]!))
@@ -138,7 +137,9 @@ export const makeSessionsSql = Effect.gen(function*() {
         Effect.exit(sql`INSERT INTO session_turn_records ${sql.insert(jobs.map((job) => rowOf(job.turn)))}`),
         (together) =>
           Exit.isSuccess(together)
-            ? Effect.forEach(jobs, (job) => Deferred.succeed(job.done, undefined), { discard: true })
+            ? Effect.sync(() => {
+              for (const job of jobs) job.done(Exit.void)
+            })
             : Effect.forEach(jobs, recordAlone, { discard: true })
       )
   const writer = yield* makeGroupCommit<Recording>({ step: recordBatch, maxBatch: MAX_TURNS_PER_STATEMENT })

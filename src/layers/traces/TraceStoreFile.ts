@@ -1,4 +1,4 @@
-import { DateTime, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
+import { DateTime, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
@@ -7,14 +7,14 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
 import { appendAll } from "../files/Append.js"
-import { makeGroupCommit } from "../files/GroupCommit.js"
+import { makeGroupCommit, type Reply } from "../files/GroupCommit.js"
 import { restoreAside, storeAside } from "./Blobs.js"
 import { findTrace, listTraces } from "./TraceIndex.js"
 
 interface Write {
   readonly file: string
   readonly line: string
-  readonly done: Deferred.Deferred<void, TraceStoreError>
+  readonly done: Reply<void, TraceStoreError>
 }
 
 const decodeTraceEither = Schema.decodeUnknownEither(ExecutionTrace)
@@ -124,7 +124,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         }
       }
       for (const [items, exit] of outcomes) {
-        for (const item of items) yield* Deferred.done(item.done, exit)
+        for (const item of items) item.done(exit)
       }
     })
 

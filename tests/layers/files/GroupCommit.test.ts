@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
-import { makeGroupCommit } from "../../../src/layers/files/GroupCommit.js"
+import { makeGroupCommit, type Reply } from "../../../src/layers/files/GroupCommit.js"
 
 describe("group commit", () => {
   it.effect("writes the jobs queued before the close, and refuses those offered after", () =>
@@ -17,11 +17,11 @@ describe("group commit", () => {
       assert.isFalse(yield* commit.offer(5))
     }))
 
-  it.effect("a request waits for the batch that writes its job; after the close it fails with `closed`", () =>
+  it.effect("a request waits for the batch that writes its job, its first reply counts; after the close it fails with `closed`", () =>
     Effect.gen(function*() {
       interface Job {
         readonly n: number
-        readonly done: Deferred.Deferred<string, string>
+        readonly done: Reply<string, string>
       }
       const written: Array<number> = []
       const gate = yield* Deferred.make<void>()
@@ -32,9 +32,13 @@ describe("group commit", () => {
           step: (jobs) =>
             Effect.zipRight(
               jobs[0]!.n === 0 ? Deferred.await(gate) : Effect.void,
-              Effect.forEach(jobs, (job) => {
-                written.push(job.n)
-                return job.n === 2 ? Deferred.fail(job.done, "refused 2") : Deferred.succeed(job.done, `wrote ${job.n}`)
+              Effect.sync(() => {
+                for (const job of jobs) {
+                  written.push(job.n)
+                  job.done(job.n === 2 ? Exit.fail("refused 2") : Exit.succeed(`wrote ${job.n}`))
+                  // A second reply is ignored: the caller has already resumed with the first.
+                  job.done(Exit.succeed("replied twice"))
+                }
               })
             )
         }),
