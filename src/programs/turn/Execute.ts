@@ -11,7 +11,7 @@ import { withService } from "../Services.js"
 import { whenTraced } from "../Spans.js"
 import { actionStep, type Gate, type Run } from "./Gate.js"
 import { reportingProgress } from "./Progress.js"
-import { suspicionOf, taintOf } from "./Provenance.js"
+import { suspicionOf, type Taint, taintOf } from "./Provenance.js"
 import type { Observation } from "./TurnState.js"
 import { recordingEdits } from "./WorkspaceEdits.js"
 
@@ -118,26 +118,30 @@ export const observe = (
       PromptBuilder,
       (builder) => builder.renderToolResult(run.tool, result, executed.finishedAt)
     )
-    // Two flatMaps, not `Effect.zipWith`: that one goes through `Effect.all`, several times the operations.
-    const observed = Effect.flatMap(rendered, (content) =>
-      Effect.map(taintOf(context.userMessage, run.tool, result), (taint) => ({
-        step: {
-          ...actionStep(run),
-          exec_result: result,
-          error: result.status === "failed" ? result.content : null,
-          wall_ms: executed.finishedAt - executed.startedAt
-        },
-        message: {
-          role: "tool",
-          toolCallId: run.call.id,
-          name: run.tool.name,
-          content,
-          isError: result.status === "failed"
-        },
-        invalid: false,
-        ...taint,
-        suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
-      } satisfies Observation)))
+    const observation = (content: string, taint: Taint): Observation => ({
+      step: {
+        ...actionStep(run),
+        exec_result: result,
+        error: result.status === "failed" ? result.content : null,
+        wall_ms: executed.finishedAt - executed.startedAt
+      },
+      message: {
+        role: "tool",
+        toolCallId: run.call.id,
+        name: run.tool.name,
+        content,
+        isError: result.status === "failed"
+      },
+      invalid: false,
+      ...taint,
+      suspicion: suspicion === undefined ? undefined : { source: suspicion.source, pattern: suspicion.pattern }
+    })
+    // A local tool's result asks the policy nothing: one map, not an effect per step to say so. Otherwise a
+    // flatMap and a map, not `Effect.zipWith`: that one goes through `Effect.all`, several times the operations.
+    const taint = taintOf(context.userMessage, run.tool, result)
+    const observed = taint === undefined
+      ? Effect.map(rendered, (content) => observation(content, {}))
+      : Effect.flatMap(rendered, (content) => Effect.map(taint, (found) => observation(content, found)))
     return suspicion === undefined ? observed : Effect.zipRight(recorded(suspicion), observed)
   })
 

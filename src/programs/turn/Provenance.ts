@@ -24,14 +24,15 @@ const carriesContent = (result: ToolResult): boolean => result.status !== "faile
  * Untrusted content entering the turn taints it: its source is remembered, and so is every host it names that
  * the user did not. Whoever named the file or page, its content is third-party text (a file name says which
  * document to read, not that its author is trusted); only a source the owner's policy declares trusted does
- * not taint, and that use is recorded.
+ * not taint, and that use is recorded. Undefined when the result brings no outside content (a local tool's):
+ * nothing to ask the policy.
  */
 export const taintOf = (
   userMessage: string,
   tool: Tool,
   result: ToolResult
-): Effect.Effect<Taint, never, Policy> => {
-  if (!tool.external || !carriesContent(result)) return noTaint
+): Effect.Effect<Taint, never, Policy> | undefined => {
+  if (!tool.external || !carriesContent(result)) return undefined
   const source = result.source ?? tool.name
   return withService(Policy, (policy) =>
     Effect.map(policy.trustedSource(source), (rule): Taint => {
@@ -42,12 +43,10 @@ export const taintOf = (
 }
 
 /** What a result brings to the turn's provenance: a source it trusts by a rule, or taint, or nothing. */
-type Taint =
+export type Taint =
   | { readonly trusted?: never; readonly taint?: never }
   | { readonly trusted: { readonly source: string; readonly rule: string } }
   | { readonly taint: { readonly source: string; readonly hosts: ReadonlyArray<string> } }
-
-const noTaint: Effect.Effect<Taint> = Effect.succeed({})
 
 /** Untrusted content that looks like an injection attempt: recorded (trace and audit), and wrapped like any other. */
 export const suspicionOf = (tool: Tool, result: ToolResult) => {
