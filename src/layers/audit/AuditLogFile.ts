@@ -91,7 +91,10 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       checkpointFile,
       fsync: options.fsync,
       filesLock,
-      arm: (what) => Queue.offer(arms[what], undefined),
+      // A timer already armed stays armed (its queue holds one item): a refused offer loses nothing.
+      arm: (what) => {
+        Queue.unsafeOffer(arms[what], undefined)
+      },
       appendBytes: options.appendBytes
     })
     const commit = yield* makeGroupCommit<Job>({ step: writer.step, shutdown: writer.shutdown })

@@ -40,8 +40,11 @@ export interface WriterOptions {
   readonly fsync: "always" | "batch"
   /** Held while a month is compressed, so that readers never see a file vanish under them. */
   readonly filesLock: Effect.Semaphore
-  /** Asks for a tick later: a checkpoint within 60 s, a sync within the batch interval, a release when idle. */
-  readonly arm: (what: Timer) => Effect.Effect<void>
+  /**
+   * Asks for a tick later: a checkpoint within 60 s, a sync within the batch interval, a release when idle. A plain
+   * call, not an effect: every batch arms its timers.
+   */
+  readonly arm: (what: Timer) => void
   /** How a batch's bytes reach its file (a plain write by default). */
   readonly appendBytes?: AppendBytes | undefined
 }
@@ -191,9 +194,9 @@ export const makeWriter = (options: WriterOptions) =>
           }
         }
       }
-      if (s.sinceCheckpoint > 0) yield* options.arm("checkpoint")
-      if (files.hasUnsynced()) yield* options.arm("sync")
-      yield* options.arm("release")
+      if (s.sinceCheckpoint > 0) options.arm("checkpoint")
+      if (files.hasUnsynced()) options.arm("sync")
+      options.arm("release")
       for (const file of rotated) {
         yield* options.filesLock.withPermits(1)(compressMonth(auditDir, file)).pipe(
           Effect.catchAll((error) => Effect.logError(`audit rotation: ${error.message}`))
@@ -223,12 +226,12 @@ export const makeWriter = (options: WriterOptions) =>
           else if (handoffRequested(auditDir)) {
             yield* close(s)
             yield* awaitTaker(auditDir)
-          } else yield* options.arm("release")
+          } else options.arm("release")
         }
       }).pipe(Effect.catchAll((error) => Effect.logError(`audit: ${what}: ${error.message}`)))
 
     /** Opens a writing session if there is none, as an append would, and lets it go when idle. */
-    const probe = Effect.zipRight(ready, options.arm("release"))
+    const probe = Effect.map(ready, () => options.arm("release"))
 
     const snapshot = Effect.map(Ref.get(session), (current) => {
       const sizes = new Map<string, number>()
