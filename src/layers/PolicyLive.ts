@@ -157,21 +157,20 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
         return { names, ...(file === undefined ? {} : { file }) } satisfies PathFacts
       })
 
-    /** Denials no rule can lift. */
-    const hardDenial = Effect.fnUntraced(function*(input: PolicyInput, path: PathFacts | undefined) {
-      const { provenance, target, tool } = input
-      if (tool.targetKind === "host") {
-        const host = canonicalHost(target)
-        if (
-          host !== undefined && provenance.untrustedHosts.has(host) && !hostsIn(provenance.userMessage).includes(host)
-        ) {
-          return deny(
-            "builtin:untrusted-egress",
-            `${host} first appeared in untrusted content and you did not name it`
-          )
-        }
+    /** The denial no rule can lift for a request to a host: one that first appeared in untrusted content. */
+    const hostDenial = ({ provenance, target, tool }: PolicyInput): PolicyDecision | undefined => {
+      if (tool.targetKind !== "host") return undefined
+      const host = canonicalHost(target)
+      if (
+        host !== undefined && provenance.untrustedHosts.has(host) && !hostsIn(provenance.userMessage).includes(host)
+      ) {
+        return deny("builtin:untrusted-egress", `${host} first appeared in untrusted content and you did not name it`)
       }
-      if (path === undefined || !tool.hasSideEffects) return undefined
+      return undefined
+    }
+
+    /** The denials no rule can lift for a path a side-effecting tool would change. */
+    const pathDenial = Effect.fnUntraced(function*(input: PolicyInput, path: PathFacts) {
       if (path.outside !== undefined) return deny("builtin:outside-workspace", path.outside)
       const names = path.names.map(fold)
       for (const entry of yield* protectedFiles) {
@@ -189,7 +188,7 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
       if (path.file !== undefined && path.file.nlink > 1) {
         return deny(
           "builtin:hard-link",
-          `${target} has ${path.file.nlink} names (hard links): a write would change the file under every name`
+          `${input.target} has ${path.file.nlink} names (hard links): a write would change the file under every name`
         )
       }
       return undefined
@@ -225,10 +224,8 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
         : { verdict: "allow", rule: "default:read-only", reason: "the tool has no side effects" }
     }
 
-    const decide = Effect.fnUntraced(function*(input: PolicyInput) {
-      const path = input.tool.targetKind === "path" ? yield* facts(input.target) : undefined
-      const denied = yield* hardDenial(input, path)
-      if (denied !== undefined) return denied
+    /** The rules' decision on the target and on every other name it leads to: the stricter one stands. */
+    const ruled = (input: PolicyInput, path: PathFacts | undefined): PolicyDecision => {
       let decision = ruleFor(input, input.target)
       const host = input.tool.targetKind === "host" ? canonicalHost(input.target) : undefined
       const others = path?.names.slice(1) ?? (host !== undefined && host !== input.target ? [host] : [])
@@ -239,7 +236,7 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
         }
       }
       return decision
-    })
+    }
 
     /**
      * A request the owner vouched for after taint: to a host they named in this turn, or one an allow rule names
@@ -254,20 +251,31 @@ export const makePolicy = (initial: ReadonlyArray<PolicyRule>, options: PolicyOp
         /[^*?.]/.test(found.rule.match.slice(found.rule.match.indexOf(":") + 1))
     }
 
-    const evaluate = (input: PolicyInput): Effect.Effect<PolicyDecision> =>
-      Effect.map(decide(input), (decision) => {
-        const sources = input.provenance.untrustedSources
-        if (decision.verdict === "deny" || sources.length === 0) return decision
-        // After taint, a request can carry data out in its URL: read-only or not, it needs the owner.
-        const egress = input.tool.targetKind === "host"
-        if (!input.tool.hasSideEffects && (!egress || vouchedHost(input))) return decision
-        return {
-          ...decision,
-          verdict: "approve_required",
-          reason: `${decision.reason}; it follows untrusted content from ${sources.join(", ")}`,
-          taintedBy: sources
-        }
-      })
+    /** After taint, a request can carry data out in its URL: read-only or not, it needs the owner. */
+    const afterTaint = (input: PolicyInput, decision: PolicyDecision): PolicyDecision => {
+      const sources = input.provenance.untrustedSources
+      if (decision.verdict === "deny" || sources.length === 0) return decision
+      const egress = input.tool.targetKind === "host"
+      if (!input.tool.hasSideEffects && (!egress || vouchedHost(input))) return decision
+      return {
+        ...decision,
+        verdict: "approve_required",
+        reason: `${decision.reason}; it follows untrusted content from ${sources.join(", ")}`,
+        taintedBy: sources
+      }
+    }
+
+    // Only a path needs the file system (where it leads, which file is there): a call with any other target is
+    // decided in one synchronous step.
+    const evaluate = (input: PolicyInput): Effect.Effect<PolicyDecision> => {
+      if (input.tool.targetKind !== "path") {
+        return Effect.sync(() => afterTaint(input, hostDenial(input) ?? ruled(input, undefined)))
+      }
+      return Effect.flatMap(facts(input.target), (path) =>
+        input.tool.hasSideEffects
+          ? Effect.map(pathDenial(input, path), (denied) => afterTaint(input, denied ?? ruled(input, path)))
+          : Effect.sync(() => afterTaint(input, ruled(input, path))))
+    }
     const setRules = (rules: ReadonlyArray<PolicyRule>) =>
       Effect.zipRight(warnShadowed(rules), Effect.sync(() => void (compiled = rules.map(compile))))
     const trustedSource = (source: string) =>
