@@ -23,6 +23,11 @@ import { IdGenerator } from "../../services/IdGenerator.js"
 export interface BudgetStore {
   /** The state of `day`, read at `at` (epoch milliseconds: how old a copy the store keeps may be). */
   readonly read: (day: string, at: number) => Effect.Effect<BudgetState, BudgetStoreError>
+  /**
+   * What `read` would give at once, with no effect, when the store holds a copy of `day` fresh enough at `at`;
+   * undefined otherwise (then `read`). Every model call reads the budget twice: most reads are this one.
+   */
+  readonly peek?: (day: string, at: number) => BudgetState | undefined
   readonly update: <A, E>(
     day: string,
     f: (state: BudgetState) => Effect.Effect<readonly [A, BudgetState | null], E>
@@ -108,11 +113,16 @@ export const makeBudgetCore = (
         })
       })
 
-    // Read twice per Thought: one clock lookup, and the store is handed the time rather than reading it again.
+    // Read twice per Thought: one clock lookup, and the store is handed the time rather than reading it again;
+    // a copy the store holds is used in the same step.
     const status = Effect.clockWith((clock) => {
       const now = clock.unsafeCurrentTimeMillis()
-      return Effect.map(store.read(dayAt(now), now), (stored) => snapshot(settings, stored, now, bounds.end))
-    }).pipe(Effect.orDie)
+      const day = dayAt(now)
+      const kept = store.peek?.(day, now)
+      return kept !== undefined
+        ? Effect.succeed(snapshot(settings, kept, now, bounds.end))
+        : Effect.orDie(Effect.map(store.read(day, now), (stored) => snapshot(settings, stored, now, bounds.end)))
+    })
 
     /** A change that moves money and cannot be stored is said loudly; the caller's work is already done. */
     const logged = (what: string) => (effect: Effect.Effect<void, BudgetStoreError>) =>
@@ -121,6 +131,10 @@ export const makeBudgetCore = (
         "BudgetStoreError",
         (error) => Effect.logError(`budget: ${what} not recorded in ${error.path}: ${error.message}`)
       )
+
+    /** A reservation that cannot be stored (or a state that cannot be read) is no reservation: no call is made. */
+    const dieOnStoreError = <A>(effect: Effect.Effect<A, BudgetExceeded | BudgetStoreError>) =>
+      Effect.catchTag(effect, "BudgetStoreError", (error) => Effect.die(error))
 
     // One chain, no generator: it runs before every model call.
     const reserve = (
@@ -142,29 +156,30 @@ export const makeBudgetCore = (
           })
         )
       }
-      // A call that costs nothing moves no money: it is decided on a read, with no write transaction.
-      const decided: Effect.Effect<Reservation, BudgetExceeded | BudgetStoreError> = eur === 0
-        ? Effect.clockWith((clock) => {
+      // A call that costs nothing moves no money: it is decided on a read, with no write transaction (on the
+      // store's copy, when it holds one, in the same step).
+      if (eur === 0) {
+        return Effect.clockWith((clock) => {
           const now = clock.unsafeCurrentTimeMillis()
-          return Effect.flatMap(store.read(dayAt(now), now), (stored) =>
+          const day = dayAt(now)
+          const free = (stored: BudgetState): Effect.Effect<Reservation, BudgetExceeded> =>
             Either.match(decide(sweepStale(stored, now, settings.staleAfterMs).state, now, "free"), {
               onLeft: Effect.fail,
-              onRight: () =>
-                Effect.succeed<Reservation>({ id: "free", eur })
-            }))
-        })
-        : Effect.flatMap(ids.next("reservation"), (drawn) => {
-          const id = owner + drawn
-          return change((state, now) =>
-            Either.match(decide(state, now, id), {
-              onLeft: Effect.fail,
-              onRight: (next) =>
-                Effect.succeed([{ id, eur } satisfies Reservation, next] as const)
+              onRight: () => Effect.succeed<Reservation>({ id: "free", eur })
             })
-          )
+          const kept = store.peek?.(day, now)
+          return kept !== undefined ? free(kept) : dieOnStoreError(Effect.flatMap(store.read(day, now), free))
         })
-      // A reservation that cannot be stored is no reservation: the call is not made.
-      return Effect.catchTag(decided, "BudgetStoreError", (error) => Effect.die(error))
+      }
+      return dieOnStoreError(Effect.flatMap(ids.next("reservation"), (drawn) => {
+        const id = owner + drawn
+        return change((state, now) =>
+          Either.match(decide(state, now, id), {
+            onLeft: Effect.fail,
+            onRight: (next) => Effect.succeed([{ id, eur } satisfies Reservation, next] as const)
+          })
+        )
+      }))
     }
 
     const settleEur = (reservation: Reservation, eur: number) =>

@@ -251,10 +251,12 @@ export const makeSqliteStore = (
     })
   const viaClient: Run = (text, params) => sql.unsafe(text, params)
   const dataVersion = dataVersionOf(viaClient)
-  const read = (day: string, at: number): Effect.Effect<BudgetState, BudgetStoreError> =>
-    kept !== undefined && kept.day === day && at >= kept.at && at - kept.at < FRESH_MS
-      ? Effect.succeed(kept.state)
-      : reload(day, at)
+  const peek = (day: string, at: number): BudgetState | undefined =>
+    kept !== undefined && kept.day === day && at >= kept.at && at - kept.at < FRESH_MS ? kept.state : undefined
+  const read = (day: string, at: number): Effect.Effect<BudgetState, BudgetStoreError> => {
+    const fresh = peek(day, at)
+    return fresh !== undefined ? Effect.succeed(fresh) : reload(day, at)
+  }
 
   const reload = (day: string, at: number) =>
     Effect.gen(function*() {
@@ -317,5 +319,5 @@ export const makeSqliteStore = (
         )
       })
 
-  return { read, update }
+  return { read, peek, update }
 }

@@ -296,6 +296,33 @@ describe("BudgetLive", () => {
       })
     ))
 
+  it.scoped("statuses read from the store's copy show the calls in flight; a free call is refused past the hard cap", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        const budget = yield* Budget
+        const inFlight = yield* budget.reserve({ model: "m", inputTokens: 0.5, maxOutputTokens: 0 })
+        // The first read after a change asks the database; the next ones, within a second, use the copy it kept.
+        for (let i = 0; i < 3; i++) {
+          const status = yield* budget.status
+          assert.closeTo(status.reservedEur, 0.5, 1e-9, `read ${i + 1}`)
+          assert.strictEqual(status.spentEur, 0)
+        }
+        yield* budget.settle(inFlight, 0.5)
+        // A call that cost more than it reserved takes the day past the hard cap.
+        const over = yield* budget.reserve({ model: "m", inputTokens: 1, maxOutputTokens: 0 })
+        yield* budget.settle(over, 2)
+        for (let i = 0; i < 3; i++) {
+          const status = yield* budget.status
+          assert.strictEqual(status.level, "hard", `read ${i + 1}`)
+          assert.closeTo(status.spentEur, 2.5, 1e-9)
+          assert.strictEqual(status.reservedEur, 0)
+          // A model missing from the pricing table costs nothing, and is still refused past the hard cap.
+          const refused = yield* Effect.flip(budget.reserve({ model: "unpriced", inputTokens: 1, maxOutputTokens: 0 }))
+          assert.strictEqual(refused._tag, "BudgetExceeded")
+        }
+      }).pipe(Effect.provide(budgetAt(home)))
+    ))
+
   it.scoped("the hard cap holds across processes: their reservations together never pass it", () =>
     withHome((home) =>
       Effect.gen(function*() {
