@@ -1,4 +1,5 @@
-import { Context, Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
+import { isExporting } from "./Spans.js"
 
 /**
  * `Effect.flatMap(tag, f)` in one runtime operation instead of three: a tag used as an effect is looked up by an
@@ -17,3 +18,25 @@ export const withService = <I, S, A, E, R>(
  */
 export const services = <R>(): Effect.Effect<Context.Context<R>, never, R> =>
   Effect.withFiberRuntime((fiber) => Effect.succeed(fiber.currentContext as Context.Context<R>))
+
+/** What a step's program reads from its fiber besides a service: the clock, and whether spans are exported. */
+export interface StepRuntime {
+  readonly clock: Clock.Clock
+  /** A tracer that exports spans (OTLP, a test's) is installed: make the spans and their attributes. */
+  readonly traced: boolean
+}
+
+/**
+ * `withService`, with the fiber's clock and whether spans are exported, all read in the same runtime operation
+ * (a clock and a tracer lookup are one operation each otherwise): for the programs that run on every step.
+ */
+export const withStepService = <I, S, A, E, R>(
+  tag: Context.Tag<I, S>,
+  f: (service: S, runtime: StepRuntime) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | I> =>
+  Effect.withFiberRuntime((fiber) =>
+    f(Context.unsafeGet(fiber.currentContext, tag), {
+      clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
+      traced: isExporting(fiber.currentTracer)
+    })
+  )

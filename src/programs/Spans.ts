@@ -3,6 +3,9 @@ import { Effect, type Tracer } from "effect"
 /** The tracer every fiber starts with: its spans are kept by nobody (no exporter reads them). */
 const defaultTracer = Effect.runSync(Effect.tracer)
 
+/** Whether `tracer` exports spans (OTLP, a test's): any tracer but the one every fiber starts with. */
+export const isExporting = (tracer: Tracer.Tracer): boolean => tracer !== defaultTracer
+
 /**
  * `traced()` when a tracer that exports spans (OTLP, a test's) is installed around the current fiber, else
  * `untraced`, with one lookup: a program that makes a span and annotates it checks once.
@@ -11,7 +14,7 @@ export const whenTraced = <A, E, R, A2, E2, R2>(
   untraced: Effect.Effect<A, E, R>,
   traced: () => Effect.Effect<A2, E2, R2>
 ): Effect.Effect<A | A2, E | E2, R | R2> =>
-  Effect.tracerWith((tracer): Effect.Effect<A | A2, E | E2, R | R2> => tracer === defaultTracer ? untraced : traced())
+  Effect.tracerWith((tracer): Effect.Effect<A | A2, E | E2, R | R2> => isExporting(tracer) ? traced() : untraced)
 
 /** True when a tracer that exports spans (OTLP, a test's) is installed around the current fiber. */
 export const tracing: Effect.Effect<boolean> = whenTraced(Effect.succeed(false), () => Effect.succeed(true))

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Context, Effect, Exit } from "effect"
-import { services, withService } from "../../src/programs/Services.js"
+import { Cause, Context, Effect, Exit, TestClock, Tracer } from "effect"
+import { services, withService, withStepService } from "../../src/programs/Services.js"
 
 class Greeter extends Context.Tag("test/Greeter")<Greeter, { readonly greet: (name: string) => string }>() {}
 class Counter extends Context.Tag("test/Counter")<Counter, { readonly next: () => number }>() {}
@@ -51,5 +51,33 @@ describe("withService and services", () => {
     // @ts-expect-error Counter is required and not provided
     const runContext = () => Effect.runSync(context)
     assert.isFunction(runContext)
+  })
+
+  it.effect("withStepService also gives the fiber's clock and whether a tracer exports spans", () =>
+    Effect.gen(function*() {
+      const seen = withStepService(
+        Greeter,
+        (greeter, { clock, traced }) =>
+          Effect.succeed(`${greeter.greet("Ed")} at ${clock.unsafeCurrentTimeMillis()} traced=${traced}`)
+      ).pipe(
+        Effect.provideService(Greeter, english)
+      )
+      // The test's clock (TestClock), not the system's; the default tracer exports nothing.
+      yield* TestClock.setTime(1_234)
+      assert.strictEqual(yield* seen, "hello Ed at 1234 traced=false")
+      // Any tracer but the default one exports: one that hands its spans to the default is enough here.
+      const base = yield* Effect.tracer
+      const exporting = Tracer.make({
+        span: (...args: Parameters<Tracer.Tracer["span"]>) => base.span(...args),
+        context: (f) => f()
+      })
+      assert.strictEqual(yield* Effect.withTracer(seen, exporting), "hello Ed at 1234 traced=true")
+    }))
+
+  it("withStepService keeps the service in the requirements", () => {
+    const greeting = withStepService(Greeter, (greeter) => Effect.succeed(greeter.greet("Fay")))
+    // @ts-expect-error Greeter is required and not provided
+    const run = () => Effect.runSync(greeting)
+    assert.isFunction(run)
   })
 })

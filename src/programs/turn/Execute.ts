@@ -7,8 +7,7 @@ import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import type { Workspace } from "../../services/Workspace.js"
 import { keepForUndo } from "../rules/UndoSnapshots.js"
-import { withService } from "../Services.js"
-import { whenTraced } from "../Spans.js"
+import { withService, withStepService } from "../Services.js"
 import { actionStep, type Gate, type Run } from "./Gate.js"
 import { reportingProgress } from "./Progress.js"
 import { suspicionOf, type Taint, taintOf } from "./Provenance.js"
@@ -40,32 +39,32 @@ export const actionAttributes = (gate: Gate, status: string) => {
 
 /**
  * Runs a call that passed every gate, under the tool timeout; a failure is a `failed` result, never an error.
- * Written as one chain of effects (no generator, one clock read for both times, one tracer check for the span
- * and its status): it runs for every tool call.
+ * Written as one chain of effects (no generator; the registry, the clock and the tracer read in one operation,
+ * one clock for both times): it runs for every tool call.
  */
 export const execute = (run: Run, traceId: string): Effect.Effect<Executed, never, ExecuteServices> =>
   reportingProgress(
     { _tag: "Tool", name: run.tool.name },
-    withService(ToolRegistry, (registry) =>
-      Effect.clockWith((clock) => {
-        const startedAt = clock.unsafeCurrentTimeMillis()
-        const timed = Effect.map(
-          registry.execute(run.prepared, run.tool),
-          (result): Executed => ({ result, startedAt, finishedAt: clock.unsafeCurrentTimeMillis() })
+    withStepService(ToolRegistry, (registry, { clock, traced }) => {
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      const timed = Effect.map(
+        registry.execute(run.prepared, run.tool),
+        (result): Executed => ({ result, startedAt, finishedAt: clock.unsafeCurrentTimeMillis() })
+      )
+      const edit = { traceId, target: run.prepared.target, approvalRequestId: run.approvalRequestId }
+      const ran = run.tool.hasSideEffects ? recordingEdits(edit, timed) : timed
+      const spanned = traced
+        ? Effect.withSpan(
+          Effect.tap(ran, ({ result }) => Effect.annotateCurrentSpan({ "myclaw.tool.status": result.status })),
+          "Turn.action",
+          { attributes: actionAttributes(run, "not_run") }
         )
-        const edit = { traceId, target: run.prepared.target, approvalRequestId: run.approvalRequestId }
-        const ran = run.tool.hasSideEffects ? recordingEdits(edit, timed) : timed
-        const spanned = whenTraced(ran, () =>
-          Effect.withSpan(
-            Effect.tap(ran, ({ result }) => Effect.annotateCurrentSpan({ "myclaw.tool.status": result.status })),
-            "Turn.action",
-            { attributes: actionAttributes(run, "not_run") }
-          ))
-        // What a workspace file held before a write: what `/undo` puts back.
-        return run.tool.hasSideEffects && run.tool.targetKind === "path" && run.prepared.target !== ""
-          ? Effect.zipRight(keepForUndo(traceId, run.prepared.target), spanned)
-          : spanned
-      }))
+        : ran
+      // What a workspace file held before a write: what `/undo` puts back.
+      return run.tool.hasSideEffects && run.tool.targetKind === "path" && run.prepared.target !== ""
+        ? Effect.zipRight(keepForUndo(traceId, run.prepared.target), spanned)
+        : spanned
+    })
   )
 
 /** The services `execute` uses. */
@@ -91,7 +90,7 @@ export const observe = (
     readonly userMessage: string
   }
 ) =>
-  Effect.clockWith((clock) => {
+  withStepService(PromptBuilder, (builder, { clock }) => {
     const now = clock.unsafeCurrentTimeMillis()
     const executed: Executed = Exit.isSuccess(exit)
       ? exit.value
@@ -114,10 +113,7 @@ export const observe = (
           pattern: found.pattern,
           excerpt: found.excerpt
         }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`))))
-    const rendered = withService(
-      PromptBuilder,
-      (builder) => builder.renderToolResult(run.tool, result, executed.finishedAt)
-    )
+    const rendered = builder.renderToolResult(run.tool, result, executed.finishedAt)
     const observation = (content: string, taint: Taint): Observation => ({
       step: {
         ...actionStep(run),

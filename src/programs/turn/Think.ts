@@ -1,11 +1,10 @@
-import { Data, Effect } from "effect"
+import { type Clock, Data, Effect } from "effect"
 import type { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
-import { withService } from "../Services.js"
-import { whenTraced } from "../Spans.js"
+import { withStepService } from "../Services.js"
 
 export type Thought = Data.TaggedEnum<{
   Answered: { readonly step: ThoughtStep; readonly response: LlmResponse }
@@ -41,46 +40,52 @@ const thoughtStep = (
 /**
  * One LLM call on the request's tier (the Llm layer times out, retries and fails over within the tier, and
  * reserves and settles its cost in the day's budget): the ThoughtStep, with the request's fingerprint (and the
- * request itself when `recordRequest`), or why there is none. One chain of effects, no generator, one clock
- * and one tracer lookup: it runs for every Thought; the span and its GenAI attributes only when a tracer
- * exports them.
+ * request itself when `recordRequest`), or why there is none. One chain of effects, no generator; the model, the
+ * clock and the tracer read in one operation: it runs for every Thought. The span and its GenAI attributes only
+ * when a tracer exports them.
  */
 export const think = (request: LlmRequest, recordRequest = false): Effect.Effect<Thought, never, Llm> =>
-  whenTraced(call(request, recordRequest, false), () =>
-    Effect.withSpan(
-      Effect.zipRight(
-        Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
-        call(request, recordRequest, true)
-      ),
-      "Turn.thought"
-    ))
+  withStepService(Llm, (llm, { clock, traced }) =>
+    traced
+      ? Effect.withSpan(
+        Effect.zipRight(
+          Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
+          Effect.suspend(() => call(llm, clock, request, recordRequest, true))
+        ),
+        "Turn.thought"
+      )
+      : call(llm, clock, request, recordRequest, false))
 
-/** The call and its Thought; with `traced`, the outcome's attributes on the current span. */
-const call = (request: LlmRequest, recordRequest: boolean, traced: boolean) =>
-  withService(Llm, (llm) =>
-    Effect.clockWith((clock) => {
-      const started = clock.unsafeCurrentTimeMillis()
-      return Effect.matchEffect(llm.generate(request), {
-        onFailure: (error): Effect.Effect<Thought> => {
-          const failed = Thought.Failed({ error })
-          return traced
-            ? Effect.as(
-              Effect.annotateCurrentSpan({ "error.type": error._tag === "LlmError" ? error.reason : error._tag }),
-              failed
-            )
-            : Effect.succeed(failed)
-        },
-        onSuccess: (response): Effect.Effect<Thought> => {
-          const answered = Thought.Answered({
-            step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest),
-            response
-          })
-          return traced
-            ? Effect.as(Effect.annotateCurrentSpan(responseAttributes(response)), answered)
-            : Effect.succeed(answered)
-        }
+/** The call and its Thought, timed from now; with `traced`, the outcome's attributes on the current span. */
+const call = (
+  llm: Llm["Type"],
+  clock: Clock.Clock,
+  request: LlmRequest,
+  recordRequest: boolean,
+  traced: boolean
+): Effect.Effect<Thought> => {
+  const started = clock.unsafeCurrentTimeMillis()
+  return Effect.matchEffect(llm.generate(request), {
+    onFailure: (error): Effect.Effect<Thought> => {
+      const failed = Thought.Failed({ error })
+      return traced
+        ? Effect.as(
+          Effect.annotateCurrentSpan({ "error.type": error._tag === "LlmError" ? error.reason : error._tag }),
+          failed
+        )
+        : Effect.succeed(failed)
+    },
+    onSuccess: (response): Effect.Effect<Thought> => {
+      const answered = Thought.Answered({
+        step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest),
+        response
       })
-    }))
+      return traced
+        ? Effect.as(Effect.annotateCurrentSpan(responseAttributes(response)), answered)
+        : Effect.succeed(answered)
+    }
+  })
+}
 
 /** The GenAI attributes of an answered call, on its Thought span. */
 const responseAttributes = (response: LlmResponse) => ({
