@@ -3,7 +3,6 @@ import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
 import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
-import { priceOf } from "../../domain/Pricing.js"
 import { withShippedPrices } from "../../domain/ShippedPrices.js"
 import { timeoutFail } from "../../programs/Timeout.js"
 import type { Budget } from "../../services/Budget.js"
@@ -100,7 +99,7 @@ export type TiersLlm<E> = Omit<Llm["Type"], "generate"> & {
 export function makeLlmTiers(tiers: TierProviders, settings: TierSettings): TiersLlm<LlmError>
 export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budget: Budget["Type"]): Llm["Type"]
 export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budget?: Budget["Type"]): Llm["Type"] {
-  const cost = makePricing(settings.pricing)
+  const pricing = makePricing(settings.pricing)
   const states = new Map<Provider, State>()
   const entries = (["frontier", "local-fast"] as const).flatMap((tier) => tiers[tier].map((p) => ({ tier, p })))
   for (const { p } of entries) states.set(p, { failures: 0, cooldownUntil: 0, lastSuccessAt: null, lastError: null })
@@ -119,7 +118,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
     request: LlmRequest
   ): Effect.Effect<ProviderResponse, LlmError | BudgetExceeded> => {
     if (budget === undefined) return call(p, request)
-    const priced = priceOf(settings.pricing, p.model) !== undefined
+    const priced = pricing.priceOf(p.model) !== undefined
     // Every reservation ends: settled at the real cost, at 0 when the call failed or was never sent, and at its
     // maximum when the call was interrupted in flight (the provider may have billed it).
     return Effect.uninterruptibleMask((restore) =>
@@ -138,11 +137,14 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
           // Already uninterruptible here: the outcome is handled in this region (`Effect.onExit` would open
           // another), by one handler (a call parked in flight holds one frame for it).
           return Effect.matchCauseEffect(sending, {
-            onSuccess: (response) =>
-              Effect.flatMap(
-                cost(response.model, response.usage),
-                (usd) => Effect.as(budget.settle(reservation, usd), response)
-              ),
+            onSuccess: (response) => {
+              const settled = Effect.as(
+                budget.settle(reservation, pricing.usd(response.model, response.usage)),
+                response
+              )
+              const warning = pricing.unpricedWarning(response.model, response.usage)
+              return warning === undefined ? settled : Effect.zipRight(warning, settled)
+            },
             onFailure: (cause) =>
               Effect.zipRight(
                 sent && Cause.isInterrupted(cause) ? budget.abandon(reservation) : budget.settle(reservation, 0),
@@ -211,24 +213,24 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
         state.failures = 0
         state.cooldownUntil = 0
         state.lastSuccessAt = clock.unsafeCurrentTimeMillis()
-        return Effect.flatMap(cost(response.model, response.usage), (costUsd) => {
-          // Field by field: on V8 11 (Node 20) a literal that adds keys after a leading spread gives each object
-          // a hidden class of its own, about a microsecond per added key.
-          const answer: LlmResponse = {
-            model: response.model,
-            provider: p.name,
-            tier,
-            failedAttempts: failed.length === 0 ? noFailures : failed,
-            text: response.text,
-            toolCalls: response.toolCalls,
-            usage: response.usage,
-            finishReason: response.finishReason,
-            costUsd
-          }
-          return failed.length === 0
-            ? Effect.succeed(answer)
-            : Effect.as(Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`), answer)
-        })
+        // Field by field: on V8 11 (Node 20) a literal that adds keys after a leading spread gives each object a
+        // hidden class of its own, about a microsecond per added key.
+        const answer: LlmResponse = {
+          model: response.model,
+          provider: p.name,
+          tier,
+          failedAttempts: failed.length === 0 ? noFailures : failed,
+          text: response.text,
+          toolCalls: response.toolCalls,
+          usage: response.usage,
+          finishReason: response.finishReason,
+          costUsd: pricing.usd(response.model, response.usage)
+        }
+        const warning = pricing.unpricedWarning(response.model, response.usage)
+        const answered = failed.length === 0
+          ? Effect.succeed(answer)
+          : Effect.as(Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`), answer)
+        return warning === undefined ? answered : Effect.zipRight(warning, answered)
       }
 
       // Only when no provider was called at all is the budget the reason the call failed.

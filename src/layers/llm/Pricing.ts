@@ -3,14 +3,40 @@ import type { ModelPrice } from "../../domain/AppConfig.js"
 import type { Usage } from "../../domain/LlmTypes.js"
 import { costUsd, priceOf } from "../../domain/Pricing.js"
 
-/** Cost of one call in USD: uncached input, cached input and output at the model's prices per million tokens. */
-export const makePricing = (table: Readonly<Record<string, ModelPrice>>) => {
+/** What the calls of the models a table prices cost. Every model call is priced twice: no effect is needed. */
+export interface Pricing {
+  /** The model's price: its own entry or the closest prefix (looked up once per model). */
+  readonly priceOf: (model: string) => ModelPrice | undefined
+  /** Cost of one call in USD: uncached input, cached input and output at the model's prices per million tokens. */
+  readonly usd: (model: string, usage: Usage) => number
+  /**
+   * The warning that a model is missing from the table (its calls are counted at 0 USD): once per model, for its
+   * first call that used tokens; undefined otherwise.
+   */
+  readonly unpricedWarning: (model: string, usage: Usage) => Effect.Effect<void> | undefined
+}
+
+export const makePricing = (table: Readonly<Record<string, ModelPrice>>): Pricing => {
+  const prices = new Map<string, ModelPrice | null>()
   const warned = new Set<string>()
-  return (model: string, usage: Usage): Effect.Effect<number> => {
-    const price = priceOf(table, model)
-    if (price !== undefined) return Effect.succeed(costUsd(price, usage))
-    if (warned.has(model) || (usage.input === 0 && usage.output === 0)) return Effect.succeed(0)
-    warned.add(model)
-    return Effect.as(Effect.logWarning(`model ${model} is not in the pricing table: its calls are counted at 0 USD`), 0)
+  const price = (model: string): ModelPrice | undefined => {
+    let known = prices.get(model)
+    if (known === undefined) {
+      known = priceOf(table, model) ?? null
+      prices.set(model, known)
+    }
+    return known ?? undefined
+  }
+  return {
+    priceOf: price,
+    usd: (model, usage) => {
+      const found = price(model)
+      return found === undefined ? 0 : costUsd(found, usage)
+    },
+    unpricedWarning: (model, usage) => {
+      if (price(model) !== undefined || warned.has(model) || (usage.input === 0 && usage.output === 0)) return undefined
+      warned.add(model)
+      return Effect.logWarning(`model ${model} is not in the pricing table: its calls are counted at 0 USD`)
+    }
   }
 }

@@ -164,8 +164,8 @@ describe("AnthropicProvider", () => {
             cacheWritePerMTok: 3.75
           }
         })
-        const firstCost = yield* price(first.model, first.usage)
-        const secondCost = yield* price(second.model, second.usage)
+        const firstCost = price.usd(first.model, first.usage)
+        const secondCost = price.usd(second.model, second.usage)
         assert.closeTo(firstCost, (12 * 3 + 2048 * 3.75 + 29 * 15) / 1e6, 1e-12)
         assert.closeTo(secondCost, (12 * 3 + 2048 * 0.3 + 29 * 15) / 1e6, 1e-12)
       }))

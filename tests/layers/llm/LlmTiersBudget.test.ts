@@ -113,4 +113,31 @@ describe("LlmTiers with a budget", () => {
       assert.strictEqual(status.reservedEur, 0, "the interrupted call still holds its reservation")
       assert.closeTo(status.spentEur, 1, 1e-9)
     }))
+
+  it.effect("a model missing from the pricing table is settled at 0 USD and warned about once, with or without a budget", () =>
+    Effect.gen(function*() {
+      const settled: Array<number> = []
+      const { budget } = budgetRefusing([])
+      const counting = Budget.of({ ...budget, settle: (_, usd) => Effect.sync(() => void settled.push(usd)) })
+      const logged: Array<string> = []
+      const logger = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message }) => void logged.push(String(Array.isArray(message) ? message[0] : message)))
+      )
+      const warning = "model m is not in the pricing table: its calls are counted at 0 USD"
+      const withBudget = makeLlmTiers(
+        { frontier: [fake("a", [ok("1"), ok("2")]).provider], "local-fast": [] },
+        settings,
+        counting
+      )
+      const first = yield* withBudget.generate(request).pipe(Effect.provide(logger))
+      yield* withBudget.generate(request).pipe(Effect.provide(logger))
+      assert.strictEqual(first.costUsd, 0)
+      assert.deepStrictEqual(settled, [0, 0])
+      assert.deepStrictEqual(logged, [warning])
+      const without = makeLlmTiers({ frontier: [fake("b", [ok("3"), ok("4")]).provider], "local-fast": [] }, settings)
+      yield* without.generate(request).pipe(Effect.provide(logger))
+      yield* without.generate(request).pipe(Effect.provide(logger))
+      assert.deepStrictEqual(logged, [warning, warning])
+    }))
 })
