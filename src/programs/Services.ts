@@ -40,3 +40,19 @@ export const withStepService = <I, S, A, E, R>(
       traced: isExporting(fiber.currentTracer)
     })
   )
+
+/** `services<R>()` with the fiber's clock and whether its tracer exports, in one operation: a turn's start. */
+export const servicesAndRuntime = <R>(): Effect.Effect<
+  { readonly context: Context.Context<R>; readonly runtime: StepRuntime },
+  never,
+  R
+> =>
+  Effect.withFiberRuntime((fiber) =>
+    Effect.succeed({
+      context: fiber.currentContext as Context.Context<R>,
+      runtime: {
+        clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
+        traced: isExporting(fiber.currentTracer)
+      }
+    })
+  )

@@ -28,7 +28,3 @@ export const withSpanWhenTraced =
   (name: string, options?: () => Tracer.SpanOptions) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     whenTraced(self, () => Effect.withSpan(self, name, options === undefined ? {} : options()))
-
-/** `Effect.annotateCurrentSpan` on a hot path: the attributes are built only when a tracer exports them. */
-export const annotateWhenTraced = (attributes: () => Record<string, unknown>): Effect.Effect<void> =>
-  whenTraced(Effect.void, () => Effect.annotateCurrentSpan(attributes()))

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, TestClock, Tracer } from "effect"
-import { services, withService, withStepService } from "../../src/programs/Services.js"
+import { services, servicesAndRuntime, withService, withStepService } from "../../src/programs/Services.js"
 
 class Greeter extends Context.Tag("test/Greeter")<Greeter, { readonly greet: (name: string) => string }>() {}
 class Counter extends Context.Tag("test/Counter")<Counter, { readonly next: () => number }>() {}
@@ -80,4 +80,13 @@ describe("withService and services", () => {
     const run = () => Effect.runSync(greeting)
     assert.isFunction(run)
   })
+
+  it.effect("servicesAndRuntime gives the context, the clock and the tracer's verdict at once", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(5_000)
+      const { context, runtime } = yield* servicesAndRuntime<Greeter>().pipe(Effect.provideService(Greeter, italian))
+      assert.strictEqual(Context.get(context, Greeter).greet("Gil"), "ciao Gil")
+      assert.strictEqual(runtime.clock.unsafeCurrentTimeMillis(), 5_000)
+      assert.isFalse(runtime.traced)
+    }))
 })

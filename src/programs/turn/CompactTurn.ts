@@ -4,7 +4,6 @@ import { isoAt } from "../../domain/Time.js"
 import { countMessageTokens, countWithoutTokenizer, type TokenCounting } from "../../domain/Tokens.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
-import { whenTraced } from "../Spans.js"
 import { summaryOf, think } from "./Think.js"
 
 /** Blocks 6 and 7 (the turn history and the user message) above this many tokens are compressed. */
@@ -42,13 +41,16 @@ const summaryRequest = (work: string): LlmRequest => ({
  * history (its earlier Thoughts' tool calls and their results) is summarised on local-fast and the summary
  * replaces it, after the user message. When the summary fails, that history is dropped with a note instead.
  * `taintedBy`: the untrusted sources the turn has read (the summary then comes back wrapped as data).
- * Nothing when the messages fit, or when the turn has no history of its own yet.
+ * Nothing when the messages fit, or when the turn has no history of its own yet; and nothing to run at all
+ * (undefined) when that is known without running anything (the case before almost every Thought), unless a
+ * tracer exports spans (`traced`: the check has its span then).
  */
-export const compactTurn = (messages: ReadonlyArray<Message>, options: CompactOptions) =>
-  whenTraced(
-    fits(messages, options.counting) ? noCompaction : compact(messages, options),
-    () => Effect.withSpan(compact(messages, options), "Turn.compactTurn")
-  )
+export const compactTurn = (messages: ReadonlyArray<Message>, options: CompactOptions, traced: boolean) =>
+  traced
+    ? Effect.withSpan(compact(messages, options), "Turn.compactTurn")
+    : fits(messages, options.counting)
+    ? undefined
+    : compact(messages, options)
 
 interface CompactOptions {
   readonly counting: TokenCounting
@@ -63,14 +65,12 @@ const ownStart = (messages: ReadonlyArray<Message>): number => {
   return start < 0 || start === messages.length - 1 ? -1 : start
 }
 
-/** Known to need nothing without running anything (the case before almost every Thought). */
+/** Known to need nothing without running anything. */
 const fits = (messages: ReadonlyArray<Message>, counting: TokenCounting): boolean => {
   if (ownStart(messages) < 0) return true
   const tokens = countWithoutTokenizer(messages, counting, TURN_HISTORY_LIMIT)
   return tokens !== undefined && tokens <= TURN_HISTORY_LIMIT
 }
-
-const noCompaction = Effect.succeed(null)
 
 const compact = Effect.fnUntraced(function*(messages: ReadonlyArray<Message>, options: CompactOptions) {
   const start = ownStart(messages)

@@ -1,4 +1,4 @@
-import { Cause, Clock, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Schema } from "effect"
+import { Cause, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Schema } from "effect"
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
@@ -14,8 +14,8 @@ import { RunningTurns } from "../../services/RunningTurns.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
 import { decide, ruleCommand } from "../rules/Rules.js"
-import { services } from "../Services.js"
-import { annotateWhenTraced, withSpanWhenTraced } from "../Spans.js"
+import { servicesAndRuntime } from "../Services.js"
+import { withSpanWhenTraced } from "../Spans.js"
 import { recordingReads } from "./BudgetReads.js"
 import { compactSession } from "./Compact.js"
 import { compactTurn } from "./CompactTurn.js"
@@ -114,6 +114,8 @@ interface TurnContext {
   readonly traceId: string
   readonly config: AppConfig
   readonly counting: TokenCounting
+  /** A tracer that exports spans was installed when the turn began: its optional spans are made. */
+  readonly traced: boolean
   /** Each budget status the turn reads is recorded: a replay reads the same ones. */
   readonly budget: Budget["Type"]
   readonly registry: ToolRegistry["Type"]
@@ -131,7 +133,8 @@ interface TurnContext {
     readonly channel: string
     readonly userMessage: string
   }
-  readonly gateContext: Effect.Effect<GateContext>
+  /** What the gate needs of the turn, as it stands now. */
+  readonly gateContext: () => GateContext
 }
 
 const runOne = (t: TurnContext, run: Run) =>
@@ -180,7 +183,7 @@ const act = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<Too
   for (const call of calls) {
     const together = concurrent(t, call)
     if (!together) yield* flush
-    const gated = yield* gate(call, yield* t.gateContext)
+    const gated = yield* gate(call, t.gateContext())
     if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") yield* t.update(TurnState.forcedFrontier)
     if (gated._tag === "Run") {
       if (together && gated.approval === null) {
@@ -224,13 +227,14 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
   const status = yield* budget.status
   if (status.level === "hard") return Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) })
   const before = yield* t.state
-  const squeezed = yield* compactTurn(before.messages, {
+  const compaction = compactTurn(before.messages, {
     counting: t.counting,
     taintedBy: TurnState.taintSources(before),
     recordRequest: config.traces.recordRequests
-  })
+  }, t.traced)
+  const squeezed = compaction === undefined ? null : yield* compaction
   if (squeezed !== null) yield* update((current) => TurnState.turnCompacted(current, squeezed))
-  const current = yield* t.state
+  const current = squeezed === null ? before : yield* t.state
   const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
   const request = { tier, system: current.system, messages: current.messages, tools: t.registry.catalog } as const
   // A paid answer is recorded in the same region that received it.
@@ -325,7 +329,7 @@ const closedTurn = Effect.fnUntraced(function*(
   restore: Restore,
   annotate: (traceId: string) => Effect.Effect<void>
 ) {
-  const provided = yield* services<
+  const { context: provided, runtime: { clock, traced } } = yield* servicesAndRuntime<
     MyclawConfig | Budget | ToolRegistry | PromptBuilder | TraceSink | AuditLog | IdGenerator
   >()
   const { config } = Context.get(provided, MyclawConfig)
@@ -339,15 +343,16 @@ const closedTurn = Effect.fnUntraced(function*(
   const audit = Context.get(provided, AuditLog)
   const traceId = yield* Context.get(provided, IdGenerator).next("trace")
   yield* annotate(traceId)
-  let turnState = TurnState.start(input, traceId, yield* Clock.currentTimeMillis)
+  let turnState = TurnState.start(input, traceId, clock.unsafeCurrentTimeMillis())
   const state = Effect.sync(() => turnState)
-  yield* annotateWhenTraced(() => ({ trace_id: traceId, session_id: input.sessionId }))
+  if (traced) yield* Effect.annotateCurrentSpan({ trace_id: traceId, session_id: input.sessionId })
 
   const t: TurnContext = {
     input,
     traceId,
     config,
     counting,
+    traced,
     budget,
     registry,
     promptBuilder,
@@ -358,13 +363,13 @@ const closedTurn = Effect.fnUntraced(function*(
         turnState = f(turnState)
       }),
     identity: { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage },
-    gateContext: Effect.sync((): GateContext => ({
+    gateContext: (): GateContext => ({
       traceId,
       sessionId: input.sessionId,
       channel: input.channel,
       provenance: provenanceOf(turnState),
       provenanceAtLaunch: Effect.sync(() => provenanceOf(turnState))
-    }))
+    })
   }
 
   // The trace is closed exactly once, whatever happened in the loop (this part is not interruptible).
@@ -384,7 +389,7 @@ const closedTurn = Effect.fnUntraced(function*(
   }
   const closed = yield* state
   yield* rememberPlan(closed)
-  const trace = TurnState.toTrace(closed, yield* Clock.currentTimeMillis, drawn, budgetReads)
+  const trace = TurnState.toTrace(closed, clock.unsafeCurrentTimeMillis(), drawn, budgetReads)
   yield* sink.close(trace)
   return trace
 })
