@@ -1,4 +1,4 @@
-import { Clock, Context, Effect } from "effect"
+import { Clock, Context, Effect, type Fiber } from "effect"
 import { isExporting } from "./Spans.js"
 
 /**
@@ -26,6 +26,11 @@ export interface StepRuntime {
   readonly traced: boolean
 }
 
+const runtimeOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): StepRuntime => ({
+  clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
+  traced: isExporting(fiber.currentTracer)
+})
+
 /**
  * `withService`, with the fiber's clock and whether spans are exported, all read in the same runtime operation
  * (a clock and a tracer lookup are one operation each otherwise): for the programs that run on every step.
@@ -34,12 +39,7 @@ export const withStepService = <I, S, A, E, R>(
   tag: Context.Tag<I, S>,
   f: (service: S, runtime: StepRuntime) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R | I> =>
-  Effect.withFiberRuntime((fiber) =>
-    f(Context.unsafeGet(fiber.currentContext, tag), {
-      clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
-      traced: isExporting(fiber.currentTracer)
-    })
-  )
+  Effect.withFiberRuntime((fiber) => f(Context.unsafeGet(fiber.currentContext, tag), runtimeOf(fiber)))
 
 /** `services<R>()` with the fiber's clock and whether its tracer exports, in one operation: a turn's start. */
 export const servicesAndRuntime = <R>(): Effect.Effect<
@@ -48,11 +48,5 @@ export const servicesAndRuntime = <R>(): Effect.Effect<
   R
 > =>
   Effect.withFiberRuntime((fiber) =>
-    Effect.succeed({
-      context: fiber.currentContext as Context.Context<R>,
-      runtime: {
-        clock: Context.get(fiber.currentDefaultServices, Clock.Clock),
-        traced: isExporting(fiber.currentTracer)
-      }
-    })
+    Effect.succeed({ context: fiber.currentContext as Context.Context<R>, runtime: runtimeOf(fiber) })
   )

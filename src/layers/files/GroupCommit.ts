@@ -1,17 +1,17 @@
 import { Effect, type Exit, Fiber } from "effect"
 
 /**
- * One writer fiber behind a queue (group commit): callers offer jobs; the fiber takes everything queued as
- * one batch and runs `step` on it, uninterruptibly, so a batch is written whole or reported failed, and one
- * sync can cover every job of the batch. When the scope closes, the fiber writes what is still queued (and
- * what is queued while it does) and stops, then `shutdown` runs; a job offered after that is refused.
- */
-/**
  * Completes a request: its caller resumes with `exit`. Only the first call counts; a caller interrupted
  * meanwhile is not resumed (its job was written all the same).
  */
 export type Reply<A, E> = (exit: Exit.Exit<A, E>) => void
 
+/**
+ * One writer fiber behind a queue (group commit): callers offer jobs; the fiber takes everything queued as
+ * one batch and runs `step` on it, uninterruptibly, so a batch is written whole or reported failed, and one
+ * sync can cover every job of the batch. When the scope closes, the fiber writes what is still queued (and
+ * what is queued while it does) and stops, then `shutdown` runs; a job offered after that is refused.
+ */
 export interface GroupCommit<J> {
   /** Queues a job; false when the writer has closed (nothing was queued). */
   readonly offer: (job: J) => Effect.Effect<boolean>

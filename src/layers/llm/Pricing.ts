@@ -3,7 +3,10 @@ import type { ModelPrice } from "../../domain/AppConfig.js"
 import type { Usage } from "../../domain/LlmTypes.js"
 import { costUsd, priceOf } from "../../domain/Pricing.js"
 
-/** What the calls of the models a table prices cost. Every model call is priced twice: no effect is needed. */
+/**
+ * What a model call costs by the table's prices, as plain functions (every call is priced twice: to settle its
+ * budget reservation and for its answer); only the warning about a model the table does not price is an effect.
+ */
 export interface Pricing {
   /** The model's price: its own entry or the closest prefix (looked up once per model). */
   readonly priceOf: (model: string) => ModelPrice | undefined
