@@ -50,13 +50,14 @@ export const timeoutFailWith = <A, E, R, E2>(
         }, ms)
         child.addObserver(observer)
       })
-      return Effect.flatMap(Effect.exit(restore(wait)), (exit) => {
-        if (Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)) return exit
+      // One handler, for failures only: an answer passes it by.
+      return Effect.catchAllCause(restore(wait), (cause) => {
+        if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
         // Interrupted at any point, even before the wait began: `self` is interrupted too, and awaited.
         settled = true
         cancel()
         child.removeObserver(observer)
-        return Effect.zipRight(Fiber.interrupt(child), exit)
+        return Effect.zipRight(Fiber.interrupt(child), Effect.failCause(cause))
       })
     })
   )

@@ -58,4 +58,27 @@ describe("timeoutFailWith", () => {
       assert.isFalse(timer.pending())
       assert.strictEqual(timer.cancelled(), 1)
     }))
+
+  it.effect("interrupted, it returns only once the effect's own interruption has finished", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const started = yield* Deferred.make<void>()
+      let cleanedUp = false
+      const slow = Deferred.succeed(started, undefined).pipe(
+        Effect.zipRight(Effect.never),
+        Effect.onInterrupt(() => Effect.sync(() => (cleanedUp = true)))
+      )
+      // What the caller does next, in its own uninterruptible region (a turn records the interrupted call there),
+      // sees the effect stopped: it is not left running until the caller's fiber ends.
+      let seen: boolean | undefined
+      const fiber = yield* Effect.fork(Effect.uninterruptibleMask((restore) =>
+        Effect.catchAllCause(
+          restore(timeoutFailWith(slow, 1000, () => "timed out", timer.schedule)),
+          () => Effect.sync(() => (seen = cleanedUp))
+        )
+      ))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      assert.isTrue(seen)
+    }))
 })

@@ -19,7 +19,7 @@ import { withSpanWhenTraced } from "../Spans.js"
 import { recordingReads } from "./BudgetReads.js"
 import { compactSession } from "./Compact.js"
 import { compactTurn } from "./CompactTurn.js"
-import { execute, observe } from "./Execute.js"
+import { execute, type Executed, observe } from "./Execute.js"
 import { fastPath, rememberPlan } from "./FastPath.js"
 import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
 import {
@@ -137,18 +137,21 @@ interface TurnContext {
   readonly gateContext: () => GateContext
 }
 
-const runOne = (t: TurnContext, run: Run) =>
-  Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(
-      Effect.exit(restore(execute(run, t.traceId))),
-      (exit) =>
-        Effect.flatMap(observe(run, exit, t.identity), (observation) =>
-          Effect.zipRight(
-            t.update((current) => TurnState.observed(current, observation)),
-            Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.void
-          ))
-    )
+const runOne = (t: TurnContext, run: Run) => {
+  const recorded = (exit: Exit.Exit<Executed>) =>
+    Effect.flatMap(observe(run, exit, t.identity), (observation) =>
+      Effect.zipRight(
+        t.update((current) => TurnState.observed(current, observation)),
+        Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.void
+      ))
+  // One handler for both outcomes (`Effect.exit` and a `flatMap` would be two): it runs for every tool call.
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.matchCauseEffect(restore(execute(run, t.traceId)), {
+      onSuccess: (executed) => recorded(Exit.succeed(executed)),
+      onFailure: (cause) => recorded(Exit.failCause(cause))
+    })
   )
+}
 
 const runSideBySide = Effect.fnUntraced(function*(t: TurnContext, runs: ReadonlyArray<Run>, restore: Restore) {
   const fibers = yield* Effect.forEach(runs, (run) => Effect.fork(restore(execute(run, t.traceId))))
