@@ -123,10 +123,12 @@ interface TurnContext {
   readonly audit: AuditLog["Type"]
   /**
    * The turn so far; `update` replaces it. This program is its only writer, and each read or replacement is one
-   * synchronous step (one runtime operation, where a Ref's read is two).
+   * synchronous step (one runtime operation, where a Ref's read is two); `updateNow` replaces it at once, from
+   * a continuation that is running already (no operation at all).
    */
   readonly state: Effect.Effect<TurnState.TurnState>
   readonly update: (f: (state: TurnState.TurnState) => TurnState.TurnState) => Effect.Effect<void>
+  readonly updateNow: (f: (state: TurnState.TurnState) => TurnState.TurnState) => void
   readonly identity: {
     readonly traceId: string
     readonly sessionId: string
@@ -139,11 +141,10 @@ interface TurnContext {
 
 const runOne = (t: TurnContext, run: Run) => {
   const recorded = (exit: Exit.Exit<Executed>) =>
-    Effect.flatMap(observe(run, exit, t.identity), (observation) =>
-      Effect.zipRight(
-        t.update((current) => TurnState.observed(current, observation)),
-        Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.void
-      ))
+    Effect.flatMap(observe(run, exit, t.identity), (observation) => {
+      t.updateNow((current) => TurnState.observed(current, observation))
+      return Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.void
+    })
   // One handler for both outcomes (`Effect.exit` and a `flatMap` would be two): it runs for every tool call.
   return Effect.uninterruptibleMask((restore) =>
     Effect.matchCauseEffect(restore(execute(run, t.traceId)), {
@@ -242,10 +243,10 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
   const request = { tier, system: current.system, messages: current.messages, tools: t.registry.catalog } as const
   // A paid answer is recorded in the same region that received it.
   const thought = yield* Effect.uninterruptibleMask((restore) =>
-    Effect.tap(restore(think(request, config.traces.recordRequests)), (thought) =>
-      thought._tag === "Answered"
-        ? update((s) => TurnState.thought(s, thought.step, thought.response))
-        : Effect.void)
+    Effect.map(restore(think(request, config.traces.recordRequests)), (thought) => {
+      if (thought._tag === "Answered") t.updateNow((s) => TurnState.thought(s, thought.step, thought.response))
+      return thought
+    })
   )
   if (thought._tag === "Failed") {
     yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
@@ -365,6 +366,9 @@ const closedTurn = Effect.fnUntraced(function*(
       Effect.sync(() => {
         turnState = f(turnState)
       }),
+    updateNow: (f) => {
+      turnState = f(turnState)
+    },
     identity: { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage },
     gateContext: (): GateContext => ({
       traceId,
