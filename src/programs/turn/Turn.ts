@@ -349,6 +349,9 @@ const closedTurn = Effect.fnUntraced(function*(
   yield* annotate(traceId)
   let turnState = TurnState.start(input, traceId, clock.unsafeCurrentTimeMillis())
   const state = Effect.sync(() => turnState)
+  const updateNow = (f: (state: TurnState.TurnState) => TurnState.TurnState): void => {
+    turnState = f(turnState)
+  }
   if (traced) yield* Effect.annotateCurrentSpan({ trace_id: traceId, session_id: input.sessionId })
 
   const t: TurnContext = {
@@ -362,13 +365,8 @@ const closedTurn = Effect.fnUntraced(function*(
     promptBuilder,
     audit,
     state,
-    update: (f) =>
-      Effect.sync(() => {
-        turnState = f(turnState)
-      }),
-    updateNow: (f) => {
-      turnState = f(turnState)
-    },
+    update: (f) => Effect.sync(() => updateNow(f)),
+    updateNow,
     identity: { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage },
     gateContext: (): GateContext => ({
       traceId,
