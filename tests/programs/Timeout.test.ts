@@ -16,19 +16,28 @@ const manualTimer = () => {
   return { schedule, fire: () => task?.(), cancelled: () => cancelled, pending: () => task !== undefined }
 }
 
-/** An effect that never ends, under the limit of a manual timer, started; `cleanedUp()` once it is interrupted. */
-const startSlow = Effect.gen(function*() {
-  const timer = manualTimer()
-  const started = yield* Deferred.make<void>()
-  let interrupted = false
-  const slow = Deferred.succeed(started, undefined).pipe(
-    Effect.zipRight(Effect.never),
-    Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))
-  )
-  const fiber = yield* Effect.fork(timeoutFailWith(slow, 1000, () => "timed out", timer.schedule))
-  yield* Deferred.await(started)
-  return { timer, fiber, cleanedUp: () => interrupted }
-})
+/**
+ * An effect that never ends, under the limit of a manual timer, started in a fiber of its own (through `caller`
+ * when given); `cleanedUp()` once it is interrupted.
+ */
+const startSlowIn = <A, E>(
+  caller: (limited: Effect.Effect<never, string>, cleanedUp: () => boolean) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function*() {
+    const timer = manualTimer()
+    const started = yield* Deferred.make<void>()
+    let interrupted = false
+    const slow = Deferred.succeed(started, undefined).pipe(
+      Effect.zipRight(Effect.never),
+      Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))
+    )
+    const cleanedUp = () => interrupted
+    const fiber = yield* Effect.fork(caller(timeoutFailWith(slow, 1000, () => "timed out", timer.schedule), cleanedUp))
+    yield* Deferred.await(started)
+    return { timer, fiber, cleanedUp }
+  })
+
+const startSlow = startSlowIn((limited) => limited)
 
 describe("timeoutFailWith", () => {
   it.effect("a result within the limit is returned and the timer cancelled", () =>
@@ -61,23 +70,14 @@ describe("timeoutFailWith", () => {
 
   it.effect("interrupted, it returns only once the effect's own interruption has finished", () =>
     Effect.gen(function*() {
-      const timer = manualTimer()
-      const started = yield* Deferred.make<void>()
-      let cleanedUp = false
-      const slow = Deferred.succeed(started, undefined).pipe(
-        Effect.zipRight(Effect.never),
-        Effect.onInterrupt(() => Effect.sync(() => (cleanedUp = true)))
-      )
       // What the caller does next, in its own uninterruptible region (a turn records the interrupted call there),
       // sees the effect stopped: it is not left running until the caller's fiber ends.
       let seen: boolean | undefined
-      const fiber = yield* Effect.fork(Effect.uninterruptibleMask((restore) =>
-        Effect.catchAllCause(
-          restore(timeoutFailWith(slow, 1000, () => "timed out", timer.schedule)),
-          () => Effect.sync(() => (seen = cleanedUp))
+      const { fiber } = yield* startSlowIn((limited, cleanedUp) =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.catchAllCause(restore(limited), () => Effect.sync(() => (seen = cleanedUp())))
         )
-      ))
-      yield* Deferred.await(started)
+      )
       yield* Fiber.interrupt(fiber)
       assert.isTrue(seen)
     }))
