@@ -118,10 +118,9 @@ export const makeBudgetCore = (
     const status = Effect.clockWith((clock) => {
       const now = clock.unsafeCurrentTimeMillis()
       const day = dayAt(now)
+      const view = (stored: BudgetState) => snapshot(settings, stored, now, bounds.end)
       const kept = store.peek?.(day, now)
-      return kept !== undefined
-        ? Effect.succeed(snapshot(settings, kept, now, bounds.end))
-        : Effect.orDie(Effect.map(store.read(day, now), (stored) => snapshot(settings, stored, now, bounds.end)))
+      return kept !== undefined ? Effect.succeed(view(kept)) : Effect.orDie(Effect.map(store.read(day, now), view))
     })
 
     /** A change that moves money and cannot be stored is said loudly; the caller's work is already done. */
