@@ -1,4 +1,4 @@
-import { Cause, Effect, Exit, Fiber } from "effect"
+import { Cause, Effect, Exit, Fiber, Runtime } from "effect"
 
 /** Schedules `task` after `ms` milliseconds; the returned function cancels it. */
 export type Schedule = (task: () => void, ms: number) => () => void
@@ -16,9 +16,14 @@ const timers: Schedule = (task, ms) => {
 }
 
 /**
- * `self` with a limit of `ms` over one forked fiber and a timer, where `Effect.timeoutFail` races two fibers
- * (the effect's and a sleep's) for every call. Same contract: past the limit `self` is interrupted, its
- * interruption awaited, and the result is `onTimeout()`; interrupting the caller interrupts `self`.
+ * `self` with a limit of `ms` over one fiber and a timer, where `Effect.timeoutFail` races two fibers (the
+ * effect's and a sleep's) for every call. Same contract: past the limit `self` is interrupted, its interruption
+ * awaited, and the result is `onTimeout()`; interrupting the caller interrupts `self`.
+ *
+ * `self`'s fiber starts at once, on the caller's stack, with the caller's services, fiber refs and span (a forked
+ * fiber would only start on the scheduler's next turn, and the caller be resumed on the turn after): an effect
+ * that completes without waiting (a computation, a cached answer) has its result before any timer is set, and
+ * one that waits has already started when the limit begins.
  * One uninterruptible region for all of it: the wait registers no canceler of its own (that would be another
  * region); an interrupted wait is cleaned up here, from its exit.
  */
@@ -29,7 +34,10 @@ export const timeoutFailWith = <A, E, R, E2>(
   schedule: Schedule
 ): Effect.Effect<A, E | E2, R> =>
   Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(Effect.fork(restore(self)), (child) => {
+    Effect.flatMap(Effect.runtime<R>(), (runtime): Effect.Effect<A, E | E2> => {
+      const child = Runtime.runFork(runtime, restore(self))
+      const completed = child.unsafePoll()
+      if (completed !== null) return completed
       let settled = false
       let cancel = (): void => undefined
       let resume: (effect: Effect.Effect<A, E | E2>) => void = () => undefined

@@ -1,19 +1,27 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Exit, Fiber } from "effect"
+import { Context, Deferred, Effect, Either, Exit, Fiber, FiberRef } from "effect"
 import { type Schedule, timeoutFailWith } from "../../src/programs/Timeout.js"
 
 /** A timer under the test's control: `fire()` runs the scheduled task, if it was not cancelled. */
 const manualTimer = () => {
   let task: (() => void) | undefined
+  let scheduled = 0
   let cancelled = 0
   const schedule: Schedule = (run) => {
+    scheduled++
     task = run
     return () => {
       cancelled++
       task = undefined
     }
   }
-  return { schedule, fire: () => task?.(), cancelled: () => cancelled, pending: () => task !== undefined }
+  return {
+    schedule,
+    fire: () => task?.(),
+    scheduled: () => scheduled,
+    cancelled: () => cancelled,
+    pending: () => task !== undefined
+  }
 }
 
 /**
@@ -39,6 +47,9 @@ const startSlowIn = <A, E>(
 
 const startSlow = startSlowIn((limited) => limited)
 
+class Greeting extends Context.Tag("Greeting")<Greeting, string>() {}
+const level = FiberRef.unsafeMake(0)
+
 describe("timeoutFailWith", () => {
   it.effect("a result within the limit is returned and the timer cancelled", () =>
     Effect.gen(function*() {
@@ -48,6 +59,50 @@ describe("timeoutFailWith", () => {
       assert.isFalse(timer.pending())
       const failed = yield* Effect.either(timeoutFailWith(Effect.fail("boom"), 1000, () => "late", timer.schedule))
       assert.deepStrictEqual(failed, Either.left("boom"))
+    }))
+
+  it.effect("an effect that completes without waiting sets no timer", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      assert.strictEqual(yield* timeoutFailWith(Effect.sync(() => 42), 1000, () => "late", timer.schedule), 42)
+      const failed = yield* Effect.exit(timeoutFailWith(Effect.fail("boom"), 1000, () => "late", timer.schedule))
+      assert.deepStrictEqual(failed, Exit.fail("boom"))
+      const died = yield* Effect.exit(timeoutFailWith(Effect.die("bug"), 1000, () => "late", timer.schedule))
+      assert.deepStrictEqual(died, Exit.die("bug"))
+      assert.strictEqual(timer.scheduled(), 0)
+    }))
+
+  it.effect("one that waits is limited, and the timer cancelled when it answers in time", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const answer = yield* Deferred.make<number>()
+      const fiber = yield* Effect.fork(timeoutFailWith(Deferred.await(answer), 1000, () => "late", timer.schedule))
+      yield* Effect.yieldNow()
+      assert.isTrue(timer.pending())
+      yield* Deferred.succeed(answer, 7)
+      assert.strictEqual(yield* Fiber.join(fiber), 7)
+      assert.strictEqual(timer.cancelled(), 1)
+    }))
+
+  it.effect("the effect runs with the caller's services, fiber refs, span and interruptibility", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const seen = yield* timeoutFailWith(
+        Effect.all({
+          service: Greeting,
+          ref: FiberRef.get(level),
+          span: Effect.map(Effect.currentSpan, (span) => span.name),
+          interruptible: Effect.checkInterruptible(Effect.succeed)
+        }),
+        1000,
+        () => "late",
+        timer.schedule
+      ).pipe(
+        Effect.provideService(Greeting, "hello"),
+        Effect.locally(level, 3),
+        Effect.withSpan("caller")
+      )
+      assert.deepStrictEqual(seen, { service: "hello", ref: 3, span: "caller", interruptible: true })
     }))
 
   it.effect("past the limit the effect is interrupted, its interruption awaited, and the result is onTimeout()", () =>
