@@ -1,4 +1,4 @@
-import { Cause, Effect, Exit, Fiber, Runtime } from "effect"
+import { Cause, Clock, Context, DefaultServices, Effect, Exit, Fiber, FiberRefs, Runtime } from "effect"
 
 /** Schedules `task` after `ms` milliseconds; the returned function cancels it. */
 export type Schedule = (task: () => void, ms: number) => () => void
@@ -34,41 +34,51 @@ export const timeoutFailWith = <A, E, R, E2>(
   schedule: Schedule
 ): Effect.Effect<A, E | E2, R> =>
   Effect.uninterruptibleMask((restore) =>
-    Effect.flatMap(Effect.runtime<R>(), (runtime): Effect.Effect<A, E | E2> => {
-      const child = Runtime.runFork(runtime, restore(self))
-      const completed = child.unsafePoll()
-      if (completed !== null) return completed
-      let settled = false
-      let cancel = (): void => undefined
-      let resume: (effect: Effect.Effect<A, E | E2>) => void = () => undefined
-      const observer = (exit: Exit.Exit<A, E>) => {
-        if (settled) return
-        settled = true
-        cancel()
-        resume(exit)
-      }
-      const wait = Effect.async<A, E | E2>((callback) => {
-        resume = callback
-        if (settled) return
-        cancel = schedule(() => {
-          if (settled) return
-          settled = true
-          child.removeObserver(observer)
-          callback(Effect.zipRight(Fiber.interrupt(child), Effect.fail(onTimeout())))
-        }, ms)
-        child.addObserver(observer)
-      })
-      // One handler, for failures only: an answer passes it by.
-      return Effect.catchAllCause(restore(wait), (cause) => {
-        if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-        // Interrupted at any point, even before the wait began: `self` is interrupted too, and awaited.
-        settled = true
-        cancel()
-        child.removeObserver(observer)
-        return Effect.zipRight(Fiber.interrupt(child), Effect.failCause(cause))
-      })
-    })
+    Effect.flatMap(Effect.runtime<R>(), (runtime) => limited(self, ms, onTimeout, schedule, restore, runtime))
   )
+
+/** `timeoutFailWith` from inside its region, given the caller's runtime. */
+const limited = <A, E, R, E2>(
+  self: Effect.Effect<A, E, R>,
+  ms: number,
+  onTimeout: () => E2,
+  schedule: Schedule,
+  restore: <AX, EX, RX>(effect: Effect.Effect<AX, EX, RX>) => Effect.Effect<AX, EX, RX>,
+  runtime: Runtime.Runtime<R>
+): Effect.Effect<A, E | E2> => {
+  const child = Runtime.runFork(runtime, restore(self))
+  const completed = child.unsafePoll()
+  if (completed !== null) return completed
+  let settled = false
+  let cancel = (): void => undefined
+  let resume: (effect: Effect.Effect<A, E | E2>) => void = () => undefined
+  const observer = (exit: Exit.Exit<A, E>) => {
+    if (settled) return
+    settled = true
+    cancel()
+    resume(exit)
+  }
+  const wait = Effect.async<A, E | E2>((callback) => {
+    resume = callback
+    if (settled) return
+    cancel = schedule(() => {
+      if (settled) return
+      settled = true
+      child.removeObserver(observer)
+      callback(Effect.zipRight(Fiber.interrupt(child), Effect.fail(onTimeout())))
+    }, ms)
+    child.addObserver(observer)
+  })
+  // One handler, for failures only: an answer passes it by.
+  return Effect.catchAllCause(restore(wait), (cause) => {
+    if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+    // Interrupted at any point, even before the wait began: `self` is interrupted too, and awaited.
+    settled = true
+    cancel()
+    child.removeObserver(observer)
+    return Effect.zipRight(Fiber.interrupt(child), Effect.failCause(cause))
+  })
+}
 
 /**
  * `Effect.timeoutFail` on a hot path: under the default clock, one fiber and a timer (see `timeoutFailWith`);
@@ -79,8 +89,13 @@ export const timeoutFail = <A, E, R, E2>(
   ms: number,
   onTimeout: () => E2
 ): Effect.Effect<A, E | E2, R> =>
-  Effect.clockWith((clock) =>
-    clock === defaultClock
-      ? timeoutFailWith(self, ms, onTimeout, timers)
-      : Effect.timeoutFail(self, { duration: ms, onTimeout })
+  // The clock is read from the runtime the region needs anyway: one operation for both.
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(Effect.runtime<R>(), (runtime) =>
+      clockOf(runtime) === defaultClock
+        ? limited(self, ms, onTimeout, timers, restore, runtime)
+        : restore(Effect.timeoutFail(self, { duration: ms, onTimeout })))
   )
+
+const clockOf = <R>(runtime: Runtime.Runtime<R>): Clock.Clock =>
+  Context.get(FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices), Clock.Clock)

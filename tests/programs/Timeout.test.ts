@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Either, Exit, Fiber, FiberRef } from "effect"
-import { type Schedule, timeoutFailWith } from "../../src/programs/Timeout.js"
+import { Context, Deferred, Effect, Either, Exit, Fiber, FiberRef, TestClock } from "effect"
+import { type Schedule, timeoutFail, timeoutFailWith } from "../../src/programs/Timeout.js"
 
 /** A timer under the test's control: `fire()` runs the scheduled task, if it was not cancelled. */
 const manualTimer = () => {
@@ -135,5 +135,26 @@ describe("timeoutFailWith", () => {
       )
       yield* Fiber.interrupt(fiber)
       assert.isTrue(seen)
+    }))
+})
+
+describe("timeoutFail", () => {
+  it.effect("under a test's clock, the limit is that clock's", () =>
+    Effect.gen(function*() {
+      // A minute: a real timer would not fire within the test's own time limit.
+      const fiber = yield* Effect.fork(timeoutFail(Effect.never, 60_000, () => "timed out"))
+      yield* TestClock.adjust("59999 millis")
+      assert.isNull(fiber.unsafePoll())
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(yield* Fiber.await(fiber), Exit.fail("timed out"))
+      assert.strictEqual(yield* timeoutFail(Effect.succeed(1), 1000, () => "timed out"), 1)
+    }))
+
+  // Past the limit under the default clock is a real timer's business: timeoutFailWith's tests cover it with a
+  // timer of their own.
+  it.live("under the default clock, an answer is returned", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* timeoutFail(Effect.sync(() => 2), 1000, () => "timed out"), 2)
+      assert.deepStrictEqual(yield* Effect.exit(timeoutFail(Effect.fail("no"), 1000, () => "late")), Exit.fail("no"))
     }))
 })
