@@ -29,25 +29,22 @@ const messageText = (message: Message): string =>
 /** The estimate: characters over CHARS_PER_TOKEN, rounded up. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / CHARS_PER_TOKEN)
 
-// A turn's messages are counted before every Thought and each message object is kept from one Thought to the
-// next: each one's length is computed once.
-const charCounts = new WeakMap<Message, number>()
-const messageChars = (message: Message): number => {
-  const known = charCounts.get(message)
-  if (known !== undefined) return known
-  const chars = messageText(message).length
-  charCounts.set(message, chars)
-  return chars
-}
+/** The characters of one message that the estimate counts. */
+export const messageChars = (message: Message): number => messageText(message).length
 
 /** `countMessageTokens` when it needs no tokenizer (the estimate, or fewer characters than `limit`), else undefined. */
 export const countWithoutTokenizer = (
   messages: ReadonlyArray<Message>,
   counting: TokenCounting,
-  limit: number
+  limit: number,
+  memo?: { readonly chars: (messages: ReadonlyArray<Message>) => number }
 ): number | undefined => {
   let chars = 0
-  for (const message of messages) chars += messageChars(message)
+  if (memo === undefined) {
+    for (const message of messages) chars += messageChars(message)
+  } else {
+    chars = memo.chars(messages)
+  }
   return counting === "estimate" || chars < limit ? Math.ceil(chars / CHARS_PER_TOKEN) : undefined
 }
 
