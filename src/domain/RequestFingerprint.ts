@@ -34,26 +34,22 @@ const hashOnce = (value: ReadonlyArray<unknown>): string => {
   return computed
 }
 
-/** How many hex digits a message's hash has. */
-export const MESSAGE_HASH_DIGITS = 32
+// A turn's messages only grow, and each message object is kept from one Thought to the next: each is hashed
+// once, and the messages' hash is the hash of theirs.
+const messageHashes = new WeakMap<object, string>()
+const messageHash = (message: Message): string => {
+  const known = messageHashes.get(message)
+  if (known !== undefined) return known
+  const computed = hash(message)
+  messageHashes.set(message, computed)
+  return computed
+}
+const messagesHash = (messages: ReadonlyArray<Message>): string =>
+  sha256HexPrefix(messages.map(messageHash).join(","), 32)
 
-/** The hash of one message. */
-export const messageHash = (message: Message): string =>
-  sha256HexPrefix(maskVolatile(canonicalJson(message)), MESSAGE_HASH_DIGITS)
-
-/**
- * The request's fingerprint. The messages' hash is the hash of theirs, comma-joined; `memo` (the turn's
- * MessageMemo) hashes each message once for all the Thoughts that send it.
- */
-export const fingerprintRequest = (
-  request: LlmRequest,
-  memo?: { readonly hashes: (messages: ReadonlyArray<Message>) => string }
-): RequestFingerprint => ({
+export const fingerprintRequest = (request: LlmRequest): RequestFingerprint => ({
   system: hashOnce(request.system),
-  messages: sha256HexPrefix(
-    memo === undefined ? request.messages.map(messageHash).join(",") : memo.hashes(request.messages),
-    32
-  ),
+  messages: messagesHash(request.messages),
   message_count: request.messages.length,
   tools: hashOnce(request.tools)
 })

@@ -29,22 +29,25 @@ const messageText = (message: Message): string =>
 /** The estimate: characters over CHARS_PER_TOKEN, rounded up. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / CHARS_PER_TOKEN)
 
-/** The characters of one message that the estimate counts. */
-export const messageChars = (message: Message): number => messageText(message).length
+// A turn's messages are counted before every Thought and each message object is kept from one Thought to the
+// next: each one's length is computed once.
+const charCounts = new WeakMap<Message, number>()
+const messageChars = (message: Message): number => {
+  const known = charCounts.get(message)
+  if (known !== undefined) return known
+  const chars = messageText(message).length
+  charCounts.set(message, chars)
+  return chars
+}
 
 /** `countMessageTokens` when it needs no tokenizer (the estimate, or fewer characters than `limit`), else undefined. */
 export const countWithoutTokenizer = (
   messages: ReadonlyArray<Message>,
   counting: TokenCounting,
-  limit: number,
-  memo?: { readonly chars: (messages: ReadonlyArray<Message>) => number }
+  limit: number
 ): number | undefined => {
   let chars = 0
-  if (memo === undefined) {
-    for (const message of messages) chars += messageChars(message)
-  } else {
-    chars = memo.chars(messages)
-  }
+  for (const message of messages) chars += messageChars(message)
   return counting === "estimate" || chars < limit ? Math.ceil(chars / CHARS_PER_TOKEN) : undefined
 }
 

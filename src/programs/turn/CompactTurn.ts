@@ -1,6 +1,5 @@
 import { Clock, Effect } from "effect"
 import type { LlmRequest, Message } from "../../domain/LlmTypes.js"
-import type { MessageMemo } from "../../domain/MessageMemo.js"
 import { isoAt } from "../../domain/Time.js"
 import { countMessageTokens, countWithoutTokenizer, type TokenCounting } from "../../domain/Tokens.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
@@ -49,7 +48,7 @@ const summaryRequest = (work: string): LlmRequest => ({
 export const compactTurn = (messages: ReadonlyArray<Message>, options: CompactOptions, traced: boolean) =>
   traced
     ? Effect.withSpan(compact(messages, options), "Turn.compactTurn")
-    : fits(messages, options.counting, options.memo)
+    : fits(messages, options.counting)
     ? undefined
     : compact(messages, options)
 
@@ -57,8 +56,6 @@ interface CompactOptions {
   readonly counting: TokenCounting
   readonly taintedBy: ReadonlyArray<string>
   readonly recordRequest: boolean
-  /** The turn's MessageMemo. */
-  readonly memo?: MessageMemo | undefined
 }
 
 /** Where the turn's own history starts (after the last user message), or -1 when it has none yet. */
@@ -69,13 +66,9 @@ const ownStart = (messages: ReadonlyArray<Message>): number => {
 }
 
 /** Known to need nothing without running anything. */
-const fits = (
-  messages: ReadonlyArray<Message>,
-  counting: TokenCounting,
-  memo: MessageMemo | undefined
-): boolean => {
+const fits = (messages: ReadonlyArray<Message>, counting: TokenCounting): boolean => {
   if (ownStart(messages) < 0) return true
-  const tokens = countWithoutTokenizer(messages, counting, TURN_HISTORY_LIMIT, memo)
+  const tokens = countWithoutTokenizer(messages, counting, TURN_HISTORY_LIMIT)
   return tokens !== undefined && tokens <= TURN_HISTORY_LIMIT
 }
 

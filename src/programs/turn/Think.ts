@@ -2,7 +2,6 @@ import { type Clock, Data, Effect } from "effect"
 import type { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
-import type { MessageMemo } from "../../domain/MessageMemo.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
 import { withStepService } from "../Services.js"
@@ -17,8 +16,7 @@ const thoughtStep = (
   response: LlmResponse,
   wallMs: number,
   request: LlmRequest,
-  recordRequest: boolean,
-  memo: MessageMemo | undefined
+  recordRequest: boolean
 ): ThoughtStep => ({
   kind: "thought",
   model: response.model,
@@ -35,32 +33,28 @@ const thoughtStep = (
   cost_usd: response.costUsd,
   wall_ms: wallMs,
   failed_attempts: response.failedAttempts,
-  request_hash: fingerprintRequest(request, memo),
+  request_hash: fingerprintRequest(request),
   ...(recordRequest ? { request: recordableRequest(request) } : {})
 })
 
 /**
  * One LLM call on the request's tier (the Llm layer times out, retries and fails over within the tier, and
  * reserves and settles its cost in the day's budget): the ThoughtStep, with the request's fingerprint (and the
- * request itself when `recordRequest`), or why there is none; `memo`, the turn's MessageMemo. One chain of effects,
- * no generator; the model, the clock and the tracer read in one operation: it runs for every Thought. The span and
- * its GenAI attributes only when a tracer exports them.
+ * request itself when `recordRequest`), or why there is none. One chain of effects, no generator; the model, the
+ * clock and the tracer read in one operation: it runs for every Thought. The span and its GenAI attributes only
+ * when a tracer exports them.
  */
-export const think = (
-  request: LlmRequest,
-  recordRequest = false,
-  memo?: MessageMemo
-): Effect.Effect<Thought, never, Llm> =>
+export const think = (request: LlmRequest, recordRequest = false): Effect.Effect<Thought, never, Llm> =>
   withStepService(Llm, (llm, { clock, traced }) =>
     traced
       ? Effect.withSpan(
         Effect.zipRight(
           Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
-          Effect.suspend(() => call(llm, clock, request, recordRequest, memo, true))
+          Effect.suspend(() => call(llm, clock, request, recordRequest, true))
         ),
         "Turn.thought"
       )
-      : call(llm, clock, request, recordRequest, memo, false))
+      : call(llm, clock, request, recordRequest, false))
 
 /** The call and its Thought, timed from now; with `traced`, the outcome's attributes on the current span. */
 const call = (
@@ -68,7 +62,6 @@ const call = (
   clock: Clock.Clock,
   request: LlmRequest,
   recordRequest: boolean,
-  memo: MessageMemo | undefined,
   traced: boolean
 ): Effect.Effect<Thought> => {
   const started = clock.unsafeCurrentTimeMillis()
@@ -84,7 +77,7 @@ const call = (
     },
     onSuccess: (response): Effect.Effect<Thought> => {
       const answered = Thought.Answered({
-        step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest, memo),
+        step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest),
         response
       })
       return traced

@@ -2,7 +2,6 @@ import { Cause, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Schema } 
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
-import { MessageMemo } from "../../domain/MessageMemo.js"
 import { type TokenCounting, tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
@@ -115,8 +114,6 @@ interface TurnContext {
   readonly traceId: string
   readonly config: AppConfig
   readonly counting: TokenCounting
-  /** What the turn's Thoughts compute from each message, computed once per message. */
-  readonly memo: MessageMemo
   /** A tracer that exports spans was installed when the turn began: its optional spans are made. */
   readonly traced: boolean
   /** Each budget status the turn reads is recorded: a replay reads the same ones. */
@@ -237,8 +234,7 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
   const compaction = compactTurn(before.messages, {
     counting: t.counting,
     taintedBy: TurnState.taintSources(before),
-    recordRequest: config.traces.recordRequests,
-    memo: t.memo
+    recordRequest: config.traces.recordRequests
   }, t.traced)
   const squeezed = compaction === undefined ? null : yield* compaction
   if (squeezed !== null) yield* update((current) => TurnState.turnCompacted(current, squeezed))
@@ -247,7 +243,7 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
   const request = { tier, system: current.system, messages: current.messages, tools: t.registry.catalog } as const
   // A paid answer is recorded in the same region that received it.
   const thought = yield* Effect.uninterruptibleMask((restore) =>
-    Effect.map(restore(think(request, config.traces.recordRequests, t.memo)), (thought) => {
+    Effect.map(restore(think(request, config.traces.recordRequests)), (thought) => {
       if (thought._tag === "Answered") t.updateNow((s) => TurnState.thought(s, thought.step, thought.response))
       return thought
     })
@@ -363,7 +359,6 @@ const closedTurn = Effect.fnUntraced(function*(
     traceId,
     config,
     counting,
-    memo: new MessageMemo(),
     traced,
     budget,
     registry,
