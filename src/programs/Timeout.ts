@@ -97,5 +97,6 @@ export const timeoutFail = <A, E, R, E2>(
         : restore(Effect.timeoutFail(self, { duration: ms, onTimeout })))
   )
 
+/** The clock of the fiber the runtime was taken from (a test's, or the default one). */
 const clockOf = <R>(runtime: Runtime.Runtime<R>): Clock.Clock =>
   Context.get(FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices), Clock.Clock)
