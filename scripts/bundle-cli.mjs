@@ -6,10 +6,12 @@
 //
 //   node scripts/bundle-cli.mjs            # after tsc; prints nothing unless something is wrong; writes
 //                                          # dist/cli/myclaw-meta.json (esbuild's metafile) beside the bundle
-//   node scripts/bundle-cli.mjs --analyze  # also the size of each package in the bundle, on stderr
+//   node scripts/bundle-cli.mjs --analyze  # also the size of each package in the bundle, and how many uses of
+//                                          # other chunks' exports the CommonJS copies read through locals, on stderr
 import * as esbuild from 'esbuild';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { aliasImports } from './cjs-aliases.mjs';
 import { rewriteDist } from './subpath-imports.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -136,6 +138,7 @@ for (const [output, { imports }] of Object.entries(result.metafile.outputs)) {
 rmSync(`dist/cli/${cjsDir}`, { recursive: true, force: true });
 mkdirSync(`dist/cli/${cjsDir}`);
 const cjsName = (chunk) => (chunk === runnerChunk ? runnerFile : chunk.replace(/\.mjs$/, '.cjs'));
+const copies = new Map();
 await Promise.all(
   readdirSync(chunksDir)
     .filter((chunk) => chunk.endsWith('.mjs'))
@@ -156,10 +159,18 @@ await Promise.all(
       });
       const copy = converted.code.replace(/require\("\.\/([^"/]+\.mjs)"\)/g, (_, name) => `require("./${cjsName(name)}")`);
       if (/require\("[^"]*\.mjs"\)/.test(copy)) throw new Error(`${chunk}: a require of an ES module is left in its copy`);
-      // Written as the function the loader calls (src/cli/CodeCache.ts), so that it compiles the file as read.
-      writeFileSync(`dist/cli/${cjsDir}/${cjsName(chunk)}`, `(function (exports, require, module) {"use strict";${copy}\n})`);
+      copies.set(cjsName(chunk), copy);
     }),
 );
+// Uses of another chunk's final exports read local variables instead of getters (see cjs-aliases.mjs).
+const aliased = aliasImports(copies);
+for (const [name, copy] of aliased.chunks) {
+  // Written as the function the loader calls (src/cli/CodeCache.ts), so that it compiles the file as read.
+  writeFileSync(`dist/cli/${cjsDir}/${name}`, `(function (exports, require, module) {"use strict";${copy}\n})`);
+}
+if (process.argv.includes('--analyze')) {
+  process.stderr.write(`CommonJS copies: ${aliased.aliased} uses of other chunks' exports through locals, ${aliased.kept} through getters\n`);
+}
 
 // Which modules each chunk holds and what it imports: what the bundle tests check.
 writeFileSync('dist/cli/myclaw-meta.json', JSON.stringify(result.metafile));

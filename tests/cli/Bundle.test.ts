@@ -125,6 +125,16 @@ describe("the bundled command line", () => {
     assert.include(NodeFs.readFileSync(NodePath.join(copies, "runner.cjs"), "utf8"), "main")
   })
 
+  it("the CommonJS copies read other chunks' exports through locals set once, not through getters on every use", () => {
+    const copies = NodePath.resolve("dist/cli/myclaw-cjs")
+    const serve = NodeFs.readdirSync(copies).find((name) => /^Serve-[^.]+\.cjs$/.test(name))
+    assert.isDefined(serve)
+    for (const copy of ["runner.cjs", serve!]) {
+      const text = NodeFs.readFileSync(NodePath.join(copies, copy), "utf8")
+      assert.match(text, /\nvar (import_chunk_\w+)\$\$\w+ = \1\.\w+/, copy)
+    }
+  })
+
   it.effect("--version prints the package's version, from the bundle and from bin/myclaw.js", () =>
     Effect.gen(function*() {
       const bundled = yield* myclaw(["--version"])

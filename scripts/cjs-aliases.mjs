@@ -1,0 +1,255 @@
+// Part of `npm run build` (scripts/bundle-cli.mjs): the CommonJS copies of the bundle's chunks read each other's
+// exports through local variables instead of getters, wherever that cannot change what the code does.
+//
+// esbuild converts a chunk that was an ES module so that its imports stay live bindings: every use of an imported
+// name, `(0, import_chunk_X.name)(...)`, calls a getter of the exporting chunk's `module.exports` (`() => from[key]`,
+// added by `__toCommonJS`), which calls another (`() => name`), through two objects of several hundred accessors
+// each. It runs on every call into Effect from another chunk: in `myclaw serve` under load that was a few percent
+// of the process's time, which the ES modules do not pay.
+//
+// A name is read once, right after the `require` of its chunk, into `var import_chunk_X$$name`, and the uses read
+// that variable, when the value cannot differ later:
+// - the exporting chunk has run to its end when the `require` returns: it is not in a cycle of top-level requires
+//   with the importing chunk (a `require` inside a function, such as a dynamic import, runs after both);
+// - the exported binding is final once its chunk has run: declared once at the chunk's top level, with its value
+//   (`const`, `function`, `class`, or `let`/`var` with an initialiser), and assigned nowhere in the chunk (any
+//   assignment to that name, even to another variable of the same name in an inner scope, keeps the getter).
+// Anything else keeps esbuild's form. The check is over the syntax tree (acorn), so strings and comments do not
+// count.
+import * as acorn from 'acorn';
+
+/** How an export of a chunk reaches its local binding. */
+const exportsOf = (program) => {
+  let exportsVar;
+  const locals = new Map();
+  for (const statement of program.body) {
+    const call = statement.type === 'ExpressionStatement' ? statement.expression : undefined;
+    if (call?.type === 'CallExpression' && call.callee.type === 'Identifier' && call.callee.name === '__export') {
+      const [target, names] = call.arguments;
+      if (target?.type !== 'Identifier' || names?.type !== 'ObjectExpression') return undefined;
+      exportsVar = target.name;
+      for (const property of names.properties) {
+        if (property.type !== 'Property' || property.computed) continue;
+        const key = property.key.type === 'Identifier' ? property.key.name : String(property.key.value);
+        const getter = property.value;
+        if (getter.type === 'ArrowFunctionExpression' && getter.body.type === 'Identifier') locals.set(key, getter.body.name);
+      }
+    }
+  }
+  if (exportsVar === undefined) return new Map();
+  // The exports are reached through `module.exports = __toCommonJS(<that object>)` and nothing else.
+  const published = program.body.some((statement) => {
+    const assignment = statement.type === 'ExpressionStatement' ? statement.expression : undefined;
+    return assignment?.type === 'AssignmentExpression' &&
+      assignment.left.type === 'MemberExpression' &&
+      assignment.left.object.type === 'Identifier' &&
+      assignment.left.object.name === 'module' &&
+      assignment.left.property.type === 'Identifier' &&
+      assignment.left.property.name === 'exports' &&
+      assignment.right.type === 'CallExpression' &&
+      assignment.right.callee.type === 'Identifier' &&
+      assignment.right.callee.name === '__toCommonJS' &&
+      assignment.right.arguments[0]?.type === 'Identifier' &&
+      assignment.right.arguments[0].name === exportsVar;
+  });
+  return published ? locals : undefined;
+};
+
+/** The names a pattern binds or assigns. */
+const namesOf = (pattern, out) => {
+  if (pattern === null || pattern === undefined) return out;
+  switch (pattern.type) {
+    case 'Identifier':
+      out.push(pattern.name);
+      break;
+    case 'ObjectPattern':
+      for (const property of pattern.properties) namesOf(property.type === 'RestElement' ? property.argument : property.value, out);
+      break;
+    case 'ArrayPattern':
+      for (const element of pattern.elements) namesOf(element, out);
+      break;
+    case 'RestElement':
+      namesOf(pattern.argument, out);
+      break;
+    case 'AssignmentPattern':
+      namesOf(pattern.left, out);
+      break;
+  }
+  return out;
+};
+
+/** Every node of the tree, with its parent. */
+const walk = (node, visit, parent = null) => {
+  visit(node, parent);
+  for (const key in node) {
+    const value = node[key];
+    if (Array.isArray(value)) {
+      for (const child of value) if (child !== null && typeof child?.type === 'string') walk(child, visit, node);
+    } else if (value !== null && typeof value?.type === 'string' && key !== 'type') {
+      walk(value, visit, node);
+    }
+  }
+};
+
+const CHUNK_REQUIRE = /^\.\/([^/]+\.cjs)$/;
+
+/** `var <name> = require("./<chunk>.cjs")` at the top level: the name and the chunk. */
+const requireOf = (statement) => {
+  if (statement.type !== 'VariableDeclaration' || statement.declarations.length !== 1) return undefined;
+  const [declarator] = statement.declarations;
+  const init = declarator.init;
+  if (declarator.id.type !== 'Identifier' || init?.type !== 'CallExpression') return undefined;
+  if (init.callee.type !== 'Identifier' || init.callee.name !== 'require' || init.arguments.length !== 1) return undefined;
+  const source = init.arguments[0];
+  const chunk = source.type === 'Literal' && typeof source.value === 'string' ? CHUNK_REQUIRE.exec(source.value)?.[1] : undefined;
+  return chunk === undefined ? undefined : { name: declarator.id.name, chunk, end: statement.end };
+};
+
+/** The chunks a chunk requires at its top level (a bare `require("./x.cjs")` included). */
+const topLevelRequires = (program) =>
+  program.body.flatMap((statement) => {
+    const declared = requireOf(statement);
+    if (declared !== undefined) return [declared.chunk];
+    const call = statement.type === 'ExpressionStatement' ? statement.expression : undefined;
+    const source = call?.type === 'CallExpression' && call.callee.type === 'Identifier' && call.callee.name === 'require'
+      ? call.arguments[0]
+      : undefined;
+    const chunk = source?.type === 'Literal' && typeof source.value === 'string' ? CHUNK_REQUIRE.exec(source.value)?.[1] : undefined;
+    return chunk === undefined ? [] : [chunk];
+  });
+
+/** The strongly connected components of the graph of top-level requires (Tarjan): chunk -> component number. */
+const components = (edges) => {
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const component = new Map();
+  let next = 0;
+  let count = 0;
+  const visit = (chunk) => {
+    index.set(chunk, next);
+    low.set(chunk, next);
+    next += 1;
+    stack.push(chunk);
+    onStack.add(chunk);
+    for (const to of edges.get(chunk) ?? []) {
+      if (!edges.has(to)) continue;
+      if (!index.has(to)) {
+        visit(to);
+        low.set(chunk, Math.min(low.get(chunk), low.get(to)));
+      } else if (onStack.has(to)) {
+        low.set(chunk, Math.min(low.get(chunk), index.get(to)));
+      }
+    }
+    if (low.get(chunk) === index.get(chunk)) {
+      let member;
+      do {
+        member = stack.pop();
+        onStack.delete(member);
+        component.set(member, count);
+      } while (member !== chunk);
+      count += 1;
+    }
+  };
+  for (const chunk of edges.keys()) if (!index.has(chunk)) visit(chunk);
+  return component;
+};
+
+/**
+ * `chunks`: file name -> the CommonJS code esbuild made of it (`require("./<file>")` between them). Returns the
+ * code with the aliases, how many uses read an alias and how many kept the getter.
+ */
+export function aliasImports(chunks) {
+  // Only chunks that require others or are required by one can take part: the others (data such as a tokenizer's
+  // tables, chunks only imported dynamically) are not parsed.
+  const requiredSomewhere = new Set();
+  for (const code of chunks.values()) {
+    for (const match of code.matchAll(/^var \w+ = require\("\.\/([^"/]+\.cjs)"\);$/gm)) requiredSomewhere.add(match[1]);
+  }
+  const parsed = new Map();
+  for (const [name, code] of chunks) {
+    if (!code.includes('require("./') && !requiredSomewhere.has(name)) continue;
+    const program = acorn.parse(code, { ecmaVersion: 'latest', sourceType: 'script', allowReturnOutsideFunction: true });
+    const declarations = new Map();
+    const declare = (local, withValue) => declarations.set(local, (declarations.get(local) ?? 0) + (withValue ? 1 : 2));
+    for (const statement of program.body) {
+      if (statement.type === 'VariableDeclaration') {
+        for (const declarator of statement.declarations) {
+          for (const local of namesOf(declarator.id, [])) declare(local, declarator.init !== null || statement.kind === 'const');
+        }
+      } else if ((statement.type === 'FunctionDeclaration' || statement.type === 'ClassDeclaration') && statement.id !== null) {
+        declare(statement.id.name, true);
+      }
+    }
+    const assigned = new Set();
+    walk(program, (node) => {
+      if (node.type === 'AssignmentExpression') for (const local of namesOf(node.left, [])) assigned.add(local);
+      else if (node.type === 'UpdateExpression' && node.argument.type === 'Identifier') assigned.add(node.argument.name);
+      else if ((node.type === 'ForInStatement' || node.type === 'ForOfStatement') && node.left.type !== 'VariableDeclaration') {
+        for (const local of namesOf(node.left, [])) assigned.add(local);
+      }
+    });
+    const locals = exportsOf(program);
+    const final = new Set();
+    for (const [exported, local] of locals ?? []) {
+      if (declarations.get(local) === 1 && !assigned.has(local)) final.add(exported);
+    }
+    parsed.set(name, { code, program, assigned, final, requires: topLevelRequires(program) });
+  }
+  const component = components(new Map([...parsed].map(([name, chunk]) => [name, chunk.requires])));
+
+  let aliased = 0;
+  let kept = 0;
+  const out = new Map(chunks);
+  for (const [name, { code, program, assigned }] of parsed) {
+    const required = new Map();
+    for (const statement of program.body) {
+      const declared = requireOf(statement);
+      if (declared !== undefined && !assigned.has(declared.name)) required.set(declared.name, declared);
+    }
+    const edits = [];
+    const aliases = new Map();
+    walk(program, (node, parent) => {
+      if (node.type !== 'MemberExpression' || node.computed || node.object.type !== 'Identifier') return;
+      const source = required.get(node.object.name);
+      if (source === undefined) return;
+      const target = parsed.get(source.chunk);
+      const written = parent !== null && (
+        (parent.type === 'AssignmentExpression' && parent.left === node) ||
+        parent.type === 'UpdateExpression' ||
+        (parent.type === 'UnaryExpression' && parent.operator === 'delete')
+      );
+      if (target === undefined || written || component.get(source.chunk) === component.get(name) ||
+        !target.final.has(node.property.name)) {
+        kept += 1;
+        return;
+      }
+      const alias = `${source.name}$$${node.property.name}`;
+      const names = aliases.get(source.name) ?? new Map();
+      aliases.set(source.name, names);
+      names.set(node.property.name, alias);
+      edits.push({ start: node.start, end: node.end, text: alias });
+      aliased += 1;
+    });
+    for (const [variable, names] of aliases) {
+      for (const alias of names.values()) {
+        if (code.includes(alias)) throw new Error(`${name}: the name ${alias} is already used: cannot alias ${variable}`);
+      }
+      const at = required.get(variable).end;
+      const declarations = [...names].map(([exported, alias]) => `${alias} = ${variable}.${exported}`).join(', ');
+      edits.push({ start: at, end: at, text: `\nvar ${declarations};` });
+    }
+    // Offsets are those of the original text: the pieces between the edits are copied in order.
+    edits.sort((a, b) => a.start - b.start || a.end - b.end);
+    const pieces = [];
+    let from = 0;
+    for (const edit of edits) {
+      pieces.push(code.slice(from, edit.start), edit.text);
+      from = edit.end;
+    }
+    pieces.push(code.slice(from));
+    out.set(name, pieces.join(''));
+  }
+  return { chunks: out, aliased, kept };
+}
