@@ -89,7 +89,12 @@ export const truncatedSummary = (previous: string, from: number, to: number, rea
   return [kept, truncationNote(first, to, reason)].filter((part) => part !== "").join("\n")
 }
 
-/** What a compaction left: the session as read (no summary needed, or unreadable), or the summary's call. */
+/**
+ * What a compaction left: the session as read (no summary needed, or unreadable), or the summary's call. Either
+ * way `history` is the session as the prompt is to see it, when known without reading it again: after a stored
+ * summary, that summary and the turns after it (what a new read gives); undefined when the session could not be
+ * read or the summary not stored (the prompt reads it).
+ */
 export type SessionCompaction =
   | { readonly _tag: "Unchanged"; readonly history: SessionHistory | undefined }
   | {
@@ -97,6 +102,7 @@ export type SessionCompaction =
     readonly thought: Thought
     readonly record: CompactionRecord
     readonly failure: string | null
+    readonly history: SessionHistory | undefined
   }
 
 const unchanged = (history: SessionHistory | undefined): SessionCompaction => ({ _tag: "Unchanged", history })
@@ -157,19 +163,16 @@ export const compactSession = Effect.fnUntraced(function*(input: TurnInput, reco
   const text = failure === null
     ? written
     : truncatedSummary(summary?.text ?? "", from, coversThrough, failure)
-  const stored = yield* Effect.either(
-    sessions.addSummary(input.sessionId, {
-      covers_through: coversThrough,
-      text,
-      at,
-      tainted_by: taintOf(summary, folded)
-    })
-  )
+  const added: SessionSummary = { covers_through: coversThrough, text, at, tainted_by: taintOf(summary, folded) }
+  const stored = yield* Effect.either(sessions.addSummary(input.sessionId, added))
   const compacted: SessionCompaction = {
     _tag: "Compacted",
     thought,
     record: compactionRecord(summary, turns, thought),
-    failure: failure ?? (stored._tag === "Left" ? `the summary could not be stored: ${stored.left.message}` : null)
+    failure: failure ?? (stored._tag === "Left" ? `the summary could not be stored: ${stored.left.message}` : null),
+    history: stored._tag === "Left"
+      ? undefined
+      : { summary: added, turns: history.right.turns.filter((turn) => turn.seq > coversThrough) }
   }
   return compacted
 }, withSpanWhenTraced("Turn.compactSession"))

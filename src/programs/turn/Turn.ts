@@ -297,8 +297,8 @@ const loop = Effect.fnUntraced(function*(t: TurnContext) {
       sessionId: input.sessionId,
       channel: input.channel,
       userMessage: input.userMessage,
-      // Read once per turn; after a summary was stored the prompt reads the session again, summary included.
-      history: compaction._tag === "Unchanged" ? compaction.history : undefined
+      // Read once per turn, by the compaction: after it stored a summary, the summary and the turns after it.
+      history: compaction.history
     })
   )
   if (built._tag === "Left") {
