@@ -4,9 +4,12 @@ import { fileURLToPath } from 'node:url';
 
 export const cli = fileURLToPath(new URL('../../dist/cli/myclaw.mjs', import.meta.url));
 
-/** `env` is added to the process environment; the child and its address, or an error with what it printed. */
-export function startServe(env) {
-  const child = spawn(process.execPath, [cli, 'serve'], {
+/**
+ * `env` is added to the process environment; the child and its address, or an error with what it printed.
+ * `file`: the command line to run (default this checkout's bundle).
+ */
+export function startServe(env, file = cli) {
+  const child = spawn(process.execPath, [file, 'serve'], {
     env: { ...process.env, MYCLAW_HTTP_PORT: '0', MYCLAW_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
