@@ -18,41 +18,54 @@
 // count.
 import * as acorn from 'acorn';
 
-/** How an export of a chunk reaches its local binding. */
+/**
+ * How each export of a chunk reaches its local binding: the names of `__export(<object>, { name: () => local })`
+ * for the object published as `module.exports = __toCommonJS(<object>)` (other `__export` calls fill namespace
+ * objects, whose names are not the chunk's). Undefined when the chunk publishes its exports some other way.
+ */
 const exportsOf = (program) => {
-  let exportsVar;
-  const locals = new Map();
-  for (const statement of program.body) {
+  const topLevelCall = (statement, callee) => {
     const call = statement.type === 'ExpressionStatement' ? statement.expression : undefined;
-    if (call?.type === 'CallExpression' && call.callee.type === 'Identifier' && call.callee.name === '__export') {
-      const [target, names] = call.arguments;
-      if (target?.type !== 'Identifier' || names?.type !== 'ObjectExpression') return undefined;
-      exportsVar = target.name;
-      for (const property of names.properties) {
-        if (property.type !== 'Property' || property.computed) continue;
-        const key = property.key.type === 'Identifier' ? property.key.name : String(property.key.value);
-        const getter = property.value;
-        if (getter.type === 'ArrowFunctionExpression' && getter.body.type === 'Identifier') locals.set(key, getter.body.name);
-      }
-    }
-  }
-  if (exportsVar === undefined) return new Map();
-  // The exports are reached through `module.exports = __toCommonJS(<that object>)` and nothing else.
-  const published = program.body.some((statement) => {
+    return call?.type === 'CallExpression' && call.callee.type === 'Identifier' && call.callee.name === callee
+      ? call
+      : undefined;
+  };
+  let published;
+  for (const statement of program.body) {
     const assignment = statement.type === 'ExpressionStatement' ? statement.expression : undefined;
-    return assignment?.type === 'AssignmentExpression' &&
+    if (
+      assignment?.type === 'AssignmentExpression' &&
       assignment.left.type === 'MemberExpression' &&
       assignment.left.object.type === 'Identifier' &&
       assignment.left.object.name === 'module' &&
       assignment.left.property.type === 'Identifier' &&
-      assignment.left.property.name === 'exports' &&
-      assignment.right.type === 'CallExpression' &&
-      assignment.right.callee.type === 'Identifier' &&
-      assignment.right.callee.name === '__toCommonJS' &&
-      assignment.right.arguments[0]?.type === 'Identifier' &&
-      assignment.right.arguments[0].name === exportsVar;
-  });
-  return published ? locals : undefined;
+      assignment.left.property.name === 'exports'
+    ) {
+      const value = assignment.right;
+      const argument = value.type === 'CallExpression' && value.callee.type === 'Identifier' &&
+          value.callee.name === '__toCommonJS'
+        ? value.arguments[0]
+        : undefined;
+      // Published twice, or not through __toCommonJS: not a chunk as esbuild converts them.
+      if (published !== undefined || argument?.type !== 'Identifier') return undefined;
+      published = argument.name;
+    }
+  }
+  if (published === undefined) return new Map();
+  const locals = new Map();
+  for (const statement of program.body) {
+    const call = topLevelCall(statement, '__export');
+    const [target, names] = call?.arguments ?? [];
+    if (target?.type !== 'Identifier' || target.name !== published) continue;
+    if (names?.type !== 'ObjectExpression') return undefined;
+    for (const property of names.properties) {
+      if (property.type !== 'Property' || property.computed) continue;
+      const key = property.key.type === 'Identifier' ? property.key.name : String(property.key.value);
+      const getter = property.value;
+      if (getter.type === 'ArrowFunctionExpression' && getter.body.type === 'Identifier') locals.set(key, getter.body.name);
+    }
+  }
+  return locals;
 };
 
 /** The names a pattern binds or assigns. */

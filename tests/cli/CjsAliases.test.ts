@@ -63,6 +63,22 @@ describe("the CommonJS copies of the bundle's chunks", () => {
     assert.strictEqual(after!(), 2)
   })
 
+  it("judge an export by its own binding, not by a namespace object's member of the same name", () => {
+    const chunks = commonJs({
+      counter: "export let count = 0\nexport const bump = () => { count += 1 }\nconst seven = 7",
+      user: "import { count, bump } from \"./counter.mjs\"\nexport const after = () => { bump(); return count }"
+    })
+    // A namespace object of the chunk (as esbuild makes for `import * as`) with a member named like an export.
+    const counter = `${chunks.get(
+      "counter.cjs"
+    )!}\nvar inner_exports = {};\n__export(inner_exports, { count: () => seven });`
+    const { chunks: rewritten, kept } = aliasImports(new Map([...chunks, ["counter.cjs", counter]]))
+    assert.strictEqual(kept, 1) // count
+    const { after } = load(rewritten, "user.cjs")
+    assert.strictEqual(after!(), 1)
+    assert.strictEqual(after!(), 2)
+  })
+
   it("keep the getters between chunks that require each other (one has not run when the other reads it)", () => {
     const chunks = commonJs({
       first: "import { second } from \"./second.mjs\"\nexport const first = () => \"a\"\n" +
