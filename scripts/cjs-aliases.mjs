@@ -18,18 +18,16 @@
 // count.
 import * as acorn from 'acorn';
 
+/** The call if `node` is `<callee>(...)`, with `callee` a plain name. */
+const callOf = (node, callee) =>
+  node?.type === 'CallExpression' && node.callee.type === 'Identifier' && node.callee.name === callee ? node : undefined;
+
 /**
  * How each export of a chunk reaches its local binding: the names of `__export(<object>, { name: () => local })`
  * for the object published as `module.exports = __toCommonJS(<object>)` (other `__export` calls fill namespace
- * objects, whose names are not the chunk's). Undefined when the chunk publishes its exports some other way.
+ * objects, whose names are not the chunk's). None when the chunk publishes its exports some other way.
  */
 const exportsOf = (program) => {
-  const topLevelCall = (statement, callee) => {
-    const call = statement.type === 'ExpressionStatement' ? statement.expression : undefined;
-    return call?.type === 'CallExpression' && call.callee.type === 'Identifier' && call.callee.name === callee
-      ? call
-      : undefined;
-  };
   let published;
   for (const statement of program.body) {
     const assignment = statement.type === 'ExpressionStatement' ? statement.expression : undefined;
@@ -41,23 +39,19 @@ const exportsOf = (program) => {
       assignment.left.property.type === 'Identifier' &&
       assignment.left.property.name === 'exports'
     ) {
-      const value = assignment.right;
-      const argument = value.type === 'CallExpression' && value.callee.type === 'Identifier' &&
-          value.callee.name === '__toCommonJS'
-        ? value.arguments[0]
-        : undefined;
+      const argument = callOf(assignment.right, '__toCommonJS')?.arguments[0];
       // Published twice, or not through __toCommonJS: not a chunk as esbuild converts them.
-      if (published !== undefined || argument?.type !== 'Identifier') return undefined;
+      if (published !== undefined || argument?.type !== 'Identifier') return new Map();
       published = argument.name;
     }
   }
-  if (published === undefined) return new Map();
   const locals = new Map();
+  if (published === undefined) return locals;
   for (const statement of program.body) {
-    const call = topLevelCall(statement, '__export');
+    const call = callOf(statement.type === 'ExpressionStatement' ? statement.expression : undefined, '__export');
     const [target, names] = call?.arguments ?? [];
     if (target?.type !== 'Identifier' || target.name !== published) continue;
-    if (names?.type !== 'ObjectExpression') return undefined;
+    if (names?.type !== 'ObjectExpression') return new Map();
     for (const property of names.properties) {
       if (property.type !== 'Property' || property.computed) continue;
       const key = property.key.type === 'Identifier' ? property.key.name : String(property.key.value);
@@ -91,9 +85,9 @@ const namesOf = (pattern, out) => {
   return out;
 };
 
-/** Every node of the tree, with its parent. */
+/** Every node of the tree, with its parent; the children of a node for which `visit` returns false are skipped. */
 const walk = (node, visit, parent = null) => {
-  visit(node, parent);
+  if (visit(node, parent) === false) return;
   for (const key in node) {
     const value = node[key];
     if (Array.isArray(value)) {
@@ -106,30 +100,40 @@ const walk = (node, visit, parent = null) => {
 
 const CHUNK_REQUIRE = /^\.\/([^/]+\.cjs)$/;
 
+/** The chunk `node` requires if it is `require("./<chunk>.cjs")`. */
+const chunkRequiredBy = (node) => {
+  const source = callOf(node, 'require')?.arguments;
+  return source?.length === 1 && source[0].type === 'Literal' && typeof source[0].value === 'string'
+    ? CHUNK_REQUIRE.exec(source[0].value)?.[1]
+    : undefined;
+};
+
 /** `var <name> = require("./<chunk>.cjs")` at the top level: the name and the chunk. */
 const requireOf = (statement) => {
   if (statement.type !== 'VariableDeclaration' || statement.declarations.length !== 1) return undefined;
   const [declarator] = statement.declarations;
-  const init = declarator.init;
-  if (declarator.id.type !== 'Identifier' || init?.type !== 'CallExpression') return undefined;
-  if (init.callee.type !== 'Identifier' || init.callee.name !== 'require' || init.arguments.length !== 1) return undefined;
-  const source = init.arguments[0];
-  const chunk = source.type === 'Literal' && typeof source.value === 'string' ? CHUNK_REQUIRE.exec(source.value)?.[1] : undefined;
-  return chunk === undefined ? undefined : { name: declarator.id.name, chunk, end: statement.end };
+  const chunk = chunkRequiredBy(declarator.init);
+  return chunk === undefined || declarator.id.type !== 'Identifier'
+    ? undefined
+    : { name: declarator.id.name, chunk, end: statement.end };
 };
 
-/** The chunks a chunk requires at its top level (a bare `require("./x.cjs")` included). */
-const topLevelRequires = (program) =>
-  program.body.flatMap((statement) => {
-    const declared = requireOf(statement);
-    if (declared !== undefined) return [declared.chunk];
-    const call = statement.type === 'ExpressionStatement' ? statement.expression : undefined;
-    const source = call?.type === 'CallExpression' && call.callee.type === 'Identifier' && call.callee.name === 'require'
-      ? call.arguments[0]
-      : undefined;
-    const chunk = source?.type === 'Literal' && typeof source.value === 'string' ? CHUNK_REQUIRE.exec(source.value)?.[1] : undefined;
-    return chunk === undefined ? [] : [chunk];
+const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
+
+/**
+ * The chunks a chunk requires while it runs, in whatever form (`var x = require(...)`, a bare `require(...)`,
+ * `__toESM(require(...))`): every `require` of a chunk outside a function body. One inside a function (a dynamic
+ * import) runs later, once both chunks have run.
+ */
+const topLevelRequires = (program) => {
+  const chunks = [];
+  walk(program, (node) => {
+    const chunk = chunkRequiredBy(node);
+    if (chunk !== undefined) chunks.push(chunk);
+    return !FUNCTIONS.has(node.type);
   });
+  return chunks;
+};
 
 /** The strongly connected components of the graph of top-level requires (Tarjan): chunk -> component number. */
 const components = (edges) => {
@@ -205,7 +209,7 @@ export function aliasImports(chunks) {
     });
     const locals = exportsOf(program);
     const final = new Set();
-    for (const [exported, local] of locals ?? []) {
+    for (const [exported, local] of locals) {
       if (declarations.get(local) === 1 && !assigned.has(local)) final.add(exported);
     }
     parsed.set(name, { code, program, assigned, final, requires: topLevelRequires(program) });

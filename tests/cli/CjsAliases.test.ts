@@ -93,6 +93,20 @@ describe("the CommonJS copies of the bundle's chunks", () => {
     assert.strictEqual(load(rewritten, "first.cjs").both!(), "ab")
   })
 
+  it("count every require of a chunk as it runs, not only `var x = require(...)`, in finding a cycle", () => {
+    // `first` requires `second` through `__toESM(require(...))` (a default import); `second` reads `first`'s
+    // export while `first` has not run yet.
+    const chunks = commonJs({
+      first: "import second from \"./second.mjs\"\nexport const first = () => \"a\"\n" +
+        "export const both = () => second()",
+      second: "import { first } from \"./first.mjs\"\nexport default function () { return first() + \"b\" }"
+    })
+    assert.match(chunks.get("first.cjs")!, /__toESM\(require\("\.\/second\.cjs"\)\)/)
+    const { aliased, chunks: rewritten } = aliasImports(chunks)
+    assert.strictEqual(aliased, 0)
+    assert.strictEqual(load(rewritten, "first.cjs").both!(), "ab")
+  })
+
   it("refuse an alias whose name the chunk already uses", () => {
     const chunks = commonJs({
       values: "export const answer = 42",
