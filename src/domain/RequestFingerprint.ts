@@ -1,5 +1,5 @@
 import { canonicalJson } from "./ArgsHash.js"
-import type { LlmRequest, Message } from "./LlmTypes.js"
+import type { LlmRequest, Message, SystemBlock } from "./LlmTypes.js"
 import { sha256HexPrefix } from "./Sha256.js"
 
 /**
@@ -34,6 +34,40 @@ const hashOnce = (value: ReadonlyArray<unknown>): string => {
   return computed
 }
 
+/** Same length, and each block with the same keys holding the same strings, booleans or numbers. */
+const sameBlocks = (a: ReadonlyArray<SystemBlock>, b: ReadonlyArray<SystemBlock>): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as unknown as Record<string, unknown>
+    const y = b[i] as unknown as Record<string, unknown>
+    const keys = Object.keys(x)
+    if (keys.length !== Object.keys(y).length) return false
+    for (const key of keys) {
+      const value = x[key]
+      if (value !== y[key] || (typeof value === "object" && value !== null) || typeof value === "function") return false
+    }
+  }
+  return true
+}
+
+// Each turn builds its system prompt anew, from texts that seldom change (the constitution, the tools, the
+// memory): the last prompt hashed is kept, and a prompt whose blocks are equal to its blocks has its hash, without
+// serialising and hashing some kilobytes again. Only the blocks' values are compared, so it is the same hash.
+let lastSystem: { readonly blocks: ReadonlyArray<SystemBlock>; readonly hash: string } | undefined
+const systemHash = (system: ReadonlyArray<SystemBlock>): string => {
+  const known = hashed.get(system)
+  if (known !== undefined) return known
+  if (lastSystem !== undefined && sameBlocks(lastSystem.blocks, system)) {
+    hashed.set(system, lastSystem.hash)
+    return lastSystem.hash
+  }
+  const computed = hash(system)
+  // Copies of the blocks: what the next prompt is compared with cannot have been changed in between.
+  lastSystem = { blocks: system.map((block) => ({ ...block })), hash: computed }
+  hashed.set(system, computed)
+  return computed
+}
+
 // A turn's messages only grow, and each message object is kept from one Thought to the next: each is hashed
 // once, and the messages' hash is the hash of theirs.
 const messageHashes = new WeakMap<object, string>()
@@ -48,7 +82,7 @@ const messagesHash = (messages: ReadonlyArray<Message>): string =>
   sha256HexPrefix(messages.map(messageHash).join(","), 32)
 
 export const fingerprintRequest = (request: LlmRequest): RequestFingerprint => ({
-  system: hashOnce(request.system),
+  system: systemHash(request.system),
   messages: messagesHash(request.messages),
   message_count: request.messages.length,
   tools: hashOnce(request.tools)

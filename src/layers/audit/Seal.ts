@@ -38,9 +38,26 @@ export interface SealFields {
   readonly epoch: number
 }
 
-const finiteNumbers = (_key: string, value: unknown) => {
-  if (typeof value === "number" && !Number.isFinite(value)) throw new Error(`${value} has no JSON form`)
-  return value
+/**
+ * Throws on a number JSON cannot write (JSON.stringify would write `null`), wherever it is in the value, as
+ * JSON.stringify walks it: a replacer function doing the same check makes JSON.stringify take its slow path,
+ * twice the time of this walk and a plain JSON.stringify together, on every record.
+ */
+const assertFiniteNumbers = (value: unknown): void => {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new Error(`${value} has no JSON form`)
+    return
+  }
+  if (typeof value !== "object" || value === null) return
+  const toJson = (value as { readonly toJSON?: unknown }).toJSON
+  if (typeof toJson === "function") return assertFiniteNumbers(toJson.call(value))
+  if (Array.isArray(value)) {
+    for (const item of value) assertFiniteNumbers(item)
+    return
+  }
+  for (const key in value) {
+    if (Object.hasOwn(value, key)) assertFiniteNumbers((value as Record<string, unknown>)[key])
+  }
 }
 
 /** The signed line of `fields` (a record or a checkpoint), without its newline. Throws on a non-finite number. */
@@ -52,10 +69,9 @@ export const sealLine = (
 ): string => {
   // The same keys in the same order as `{ ...fields, seq, prev, epoch }` (the record's own fields are plain data),
   // without the hidden class V8 11 makes for each object whose keys are added after a leading spread.
-  const unsigned = JSON.stringify(
-    Object.assign({}, fields, { seq: seal.seq, prev: seal.prev, epoch: seal.epoch }),
-    finiteNumbers
-  )
+  const sealed = Object.assign({}, fields, { seq: seal.seq, prev: seal.prev, epoch: seal.epoch })
+  assertFiniteNumbers(sealed)
+  const unsigned = JSON.stringify(sealed)
   return `${unsigned.slice(0, -1)},"sig":"${hmac(key, domain, unsigned)}"}`
 }
 

@@ -29,7 +29,30 @@ describe("a sealed audit line", () => {
     assert.strictEqual(line, `${unsigned.slice(0, -1)},"sig":"${hmac(key, "checkpoint", unsigned)}"}`)
   })
 
-  it("refuses a number JSON cannot write", () => {
-    assert.throws(() => sealLine({ kind: "x", cost: Number.NaN }, { seq: 1, prev: "p", epoch: 1 }, key), /no JSON form/)
+  it("refuses a number JSON cannot write, wherever it is", () => {
+    const seal = { seq: 1, prev: "p", epoch: 1 }
+    assert.throws(() => sealLine({ kind: "x", cost: Number.NaN }, seal, key), /NaN has no JSON form/)
+    assert.throws(
+      () => sealLine({ kind: "x", calls: [{ ms: 1 }, { ms: Infinity }] }, seal, key),
+      /Infinity has no JSON/
+    )
+    assert.throws(() => sealLine({ kind: "x", meta: { deep: [[-Infinity]] } }, seal, key), /-Infinity has no JSON/)
+    assert.throws(() => sealLine({ kind: "x", at: { toJSON: () => Number.NaN } }, seal, key), /NaN has no JSON form/)
+    assert.throws(() => sealLine({ kind: "x" }, { ...seal, epoch: Number.NaN }, key), /NaN has no JSON form/)
+  })
+
+  it("writes what JSON writes for everything else: nulls, nested arrays, toJSON, no undefined fields", () => {
+    const fields = {
+      kind: "x",
+      none: null,
+      gone: undefined,
+      list: [1, null, [2.5, "a"], { b: false }],
+      at: new Date(Date.UTC(2026, 11, 3)),
+      amount: { toJSON: () => "12.50 EUR" }
+    }
+    const line = sealLine(fields, { seq: 3, prev: "p", epoch: 2 }, key)
+    const unsigned = `{"kind":"x","none":null,"list":[1,null,[2.5,"a"],{"b":false}],` +
+      `"at":"2026-12-03T00:00:00.000Z","amount":"12.50 EUR","seq":3,"prev":"p","epoch":2}`
+    assert.strictEqual(line, `${unsigned.slice(0, -1)},"sig":"${hmac(key, "record", unsigned)}"}`)
   })
 })
