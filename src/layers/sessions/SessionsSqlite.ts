@@ -21,6 +21,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit, type Reply } from "../files/GroupCommit.js"
+import { makeSqliteDirect } from "../SqliteDirect.js"
 import { migrateRecord } from "../SqlMigrations.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
 import Sessions0002, { FOREIGN_OWNER } from "./migrations/0002_record_turn.js"
@@ -67,6 +68,9 @@ export const makeSessionsSql = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const ids = yield* IdGenerator
   yield* migrateRecord("sessions_migrations", migrations)
+  // What every turn runs (its history, its record, its summary) goes to the connection itself; the transaction
+  // below is `exclusive`.
+  const direct = yield* makeSqliteDirect
 
   const ownerOf = (sessionId: string) =>
     Effect.map(
@@ -77,7 +81,7 @@ export const makeSessionsSql = Effect.gen(function*() {
   // A session's history in one statement: its owner, and only for that owner its newest summary and the turns after
   // it, as JSON (three statements through the SQL client cost three times its overhead, on every turn).
   const historyRow = (sessionId: string, owner: string) =>
-    sql`SELECT s.owner AS owner,
+    direct.run(sql`SELECT s.owner AS owner,
         CASE WHEN s.owner = ${owner} THEN (
           SELECT json_object('covers_through', covers_through, 'text', text, 'at', at, 'tainted_by', json(tainted_by))
           FROM session_summaries WHERE session_id = s.id ORDER BY covers_through DESC LIMIT 1
@@ -90,7 +94,7 @@ export const makeSessionsSql = Effect.gen(function*() {
           FROM session_turns t WHERE t.session_id = s.id AND t.seq > coalesce(
             (SELECT max(covers_through) FROM session_summaries WHERE session_id = s.id), 0)
         ) END AS turns
-      FROM sessions s WHERE s.id = ${sessionId}`.pipe(Effect.flatMap(decodeHistoryRows))
+      FROM sessions s WHERE s.id = ${sessionId}`).pipe(Effect.flatMap(decodeHistoryRows))
 
   const history = (sessionId: string, owner: string) =>
     Effect.flatMap(historyRow(sessionId, owner), ([row]) => {
@@ -117,7 +121,7 @@ export const makeSessionsSql = Effect.gen(function*() {
     tainted_by: JSON.stringify(turn.taintedBy)
   })
   const recordOne = (turn: NewSessionTurn) =>
-    sql`INSERT INTO session_turn_records ${sql.insert(rowOf(turn))}`.pipe(
+    direct.run(sql`INSERT INTO session_turn_records ${sql.insert(rowOf(turn))}`).pipe(
       Effect.asVoid,
       Effect.catchTag("SqlError", (error) =>
         messageOf(error.cause).includes(FOREIGN_OWNER)
@@ -134,7 +138,9 @@ export const makeSessionsSql = Effect.gen(function*() {
     jobs.length === 1
       ? Effect.asVoid(recordAlone(jobs[0]!))
       : Effect.flatMap(
-        Effect.exit(sql`INSERT INTO session_turn_records ${sql.insert(jobs.map((job) => rowOf(job.turn)))}`),
+        Effect.exit(
+          direct.run(sql`INSERT INTO session_turn_records ${sql.insert(jobs.map((job) => rowOf(job.turn)))}`)
+        ),
         (together) =>
           Exit.isSuccess(together)
             ? Effect.sync(() => {
@@ -151,9 +157,11 @@ export const makeSessionsSql = Effect.gen(function*() {
     )
 
   const addSummary = Effect.fn("Sessions.addSummary")((sessionId: string, summary: SessionSummary) =>
-    sql`INSERT OR REPLACE INTO session_summaries ${
-      sql.insert({ session_id: sessionId, ...summary, tainted_by: JSON.stringify(summary.tainted_by) })
-    }`.pipe(
+    direct.run(
+      sql`INSERT OR REPLACE INTO session_summaries ${
+        sql.insert({ session_id: sessionId, ...summary, tainted_by: JSON.stringify(summary.tainted_by) })
+      }`
+    ).pipe(
       Effect.asVoid,
       Effect.catchTag("SqlError", ioError(sessionId, "cannot store the summary"))
     )
@@ -197,7 +205,7 @@ export const makeSessionsSql = Effect.gen(function*() {
   )
 
   const forget = Effect.fn("Sessions.forget")((sessionId: string) =>
-    sql.withTransaction(Effect.gen(function*() {
+    direct.exclusive(sql.withTransaction(Effect.gen(function*() {
       if (Option.isNone(yield* ownerOf(sessionId))) {
         return yield* new SessionError({ sessionId, reason: "NotFound", message: `no session ${sessionId}` })
       }
@@ -205,7 +213,7 @@ export const makeSessionsSql = Effect.gen(function*() {
         RETURNING seq`
       yield* sql`DELETE FROM session_summaries WHERE session_id = ${sessionId}`
       return deleted.length
-    })).pipe(Effect.catchTag("SqlError", ioError(sessionId, "cannot forget the session")))
+    }))).pipe(Effect.catchTag("SqlError", ioError(sessionId, "cannot forget the session")))
   )
 
   return Sessions.of({
