@@ -12,6 +12,7 @@ import { PlanCacheError } from "../../domain/PlanCacheError.js"
 import { sha256Hex } from "../../domain/Sha256.js"
 import { PlanCache } from "../../services/PlanCache.js"
 import { Workspace } from "../../services/Workspace.js"
+import { makeSqliteDirect } from "../SqliteDirect.js"
 import { migrateRecord } from "../SqlMigrations.js"
 
 const migrations = {
@@ -55,13 +56,18 @@ export const makePlanCache = (file: string) =>
     const failed = (error: unknown) =>
       new PlanCacheError({ path: file, message: `the plan cache failed: ${messageOf(error)}`, cause: error })
     yield* migrateRecord("plans_migrations", migrations).pipe(Effect.mapError(failed))
+    // A turn looks its request up, and may save or count a plan: on the connection itself (the store runs no
+    // transaction).
+    const direct = yield* makeSqliteDirect.pipe(Effect.mapError(failed))
 
     const query = (rows: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
       rows.pipe(Effect.flatMap(decodeRows), Effect.mapError(failed))
     const byRequest = (request: string) =>
-      Effect.map(query(sql`SELECT * FROM plans WHERE request = ${request}`), (rows) => Option.fromNullable(rows[0]))
+      Effect.map(query(direct.run(sql`SELECT * FROM plans WHERE request = ${request}`)), (rows) =>
+        Option.fromNullable(rows[0]))
     const byId = (id: string) =>
-      Effect.map(query(sql`SELECT * FROM plans WHERE id = ${id}`), (rows) => Option.fromNullable(rows[0]))
+      Effect.map(query(direct.run(sql`SELECT * FROM plans WHERE id = ${id}`)), (rows) =>
+        Option.fromNullable(rows[0]))
 
     return PlanCache.of({
       lookup: byRequest,
@@ -84,16 +90,18 @@ export const makePlanCache = (file: string) =>
               last_used_at: null
             }
           const encoded = encodeRow(row)
-          yield* sql`INSERT OR REPLACE INTO plans ${sql.insert(encoded)}`.pipe(Effect.mapError(failed))
+          yield* direct.run(sql`INSERT OR REPLACE INTO plans ${sql.insert(encoded)}`).pipe(Effect.mapError(failed))
           return row
         }),
       used: (id, succeeded, now) =>
-        (succeeded
-          ? sql`UPDATE plans SET successes = successes + 1, last_used_at = ${now} WHERE id = ${id}`
-          : sql`UPDATE plans SET failures = failures + 1, last_used_at = ${now} WHERE id = ${id}`).pipe(
-            Effect.asVoid,
-            Effect.mapError(failed)
-          ),
+        direct.run(
+          succeeded
+            ? sql`UPDATE plans SET successes = successes + 1, last_used_at = ${now} WHERE id = ${id}`
+            : sql`UPDATE plans SET failures = failures + 1, last_used_at = ${now} WHERE id = ${id}`
+        ).pipe(
+          Effect.asVoid,
+          Effect.mapError(failed)
+        ),
       forget: (id) =>
         sql<{ id: string }>`DELETE FROM plans WHERE id = ${id} RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
@@ -127,7 +135,10 @@ export const PlanCacheSqlite = Layer.scoped(
       Effect.provide(Reactivity.layer),
       Effect.mapError(failed)
     )
-    return yield* Effect.provideService(makePlanCache(file), SqlClient.SqlClient, client)
+    return yield* makePlanCache(file).pipe(
+      Effect.provideService(SqlClient.SqlClient, client),
+      Effect.provideService(SqliteClient.SqliteClient, client)
+    )
   }).pipe(
     Effect.catchTag(
       "PlanCacheError",
