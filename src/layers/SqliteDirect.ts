@@ -63,20 +63,15 @@ export const makeSqliteDirect: Effect.Effect<
   const settled: Effect.Effect<void> = Effect.suspend(() =>
     running === 0 ? Effect.void : Effect.zipRight(Effect.yieldNow(), settled)
   )
+  const left = Effect.sync(() => {
+    exclusives--
+  })
+  // Counted and uncounted in one region: an interruption cannot leave it counted.
   const exclusive = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.acquireUseRelease(
-      Effect.zipRight(
-        Effect.sync(() => {
-          exclusives++
-        }),
-        settled
-      ),
-      () => transaction,
-      () =>
-        Effect.sync(() => {
-          exclusives--
-        })
-    )
+    Effect.uninterruptibleMask((restore) => {
+      exclusives++
+      return Effect.ensuring(restore(Effect.zipRight(settled, transaction)), left)
+    })
 
   return { run, exclusive }
 })

@@ -210,7 +210,7 @@ export const BudgetLive = Layer.scoped(
     }
     const core = yield* makeBudgetCore(
       settings,
-      makeSqliteStore(sql, files.database, Clock.currentTimeMillis, {
+      makeSqliteStore(sql, opened.direct, files.database, Clock.currentTimeMillis, {
         readonly: false,
         changed: () => {
           unsynced = true
@@ -258,7 +258,7 @@ export const makeBudgetReadOnly = <E, R>(auditLog: Layer.Layer<AuditLog, E, R>) 
         if ((version?.user_version ?? 0) > 0) {
           const core = yield* makeBudgetCore(
             settings,
-            makeSqliteStore(opened.sql, files.database, Clock.currentTimeMillis, { readonly: true })
+            makeSqliteStore(opened.sql, opened.direct, files.database, Clock.currentTimeMillis, { readonly: true })
           )
           return budgetService(core, () => refuse)
         }

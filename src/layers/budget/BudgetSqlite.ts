@@ -5,6 +5,7 @@ import { Cause, Effect, ExecutionStrategy, Exit, Option, Schema, Scope } from "e
 import type { BudgetDay, BudgetState, HeldReservation } from "../../domain/BudgetLedger.js"
 import { freshDay } from "../../domain/BudgetLedger.js"
 import { BudgetStoreError, messageOf } from "../../domain/Errors.js"
+import { makeSqliteDirect, type SqliteDirect } from "../SqliteDirect.js"
 import type { BudgetStore } from "./BudgetCore.js"
 
 /**
@@ -49,7 +50,7 @@ const sqliteCode = (cause: Cause.Cause<unknown>): string | undefined => {
 }
 
 export type OpenResult =
-  | { readonly _tag: "Open"; readonly sql: SqlClient.SqlClient }
+  | { readonly _tag: "Open"; readonly sql: SqlClient.SqlClient; readonly direct: SqliteDirect }
   | { readonly _tag: "Corrupt"; readonly detail: string }
 
 /**
@@ -84,7 +85,12 @@ export const openBudgetDatabase = (file: string, options: { readonly readonly: b
       yield* Scope.close(own, Exit.void)
       return { _tag: "Corrupt", detail: verdict ?? "no answer to quick_check" } satisfies OpenResult
     }
-    return { _tag: "Open", sql } satisfies OpenResult
+    const direct = yield* makeSqliteDirect.pipe(
+      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.provideService(SqliteClient.SqliteClient, sql),
+      Effect.mapError((error) => storeError(file, "cannot open")(error))
+    )
+    return { _tag: "Open", sql, direct } satisfies OpenResult
   })
 
 /**
@@ -229,6 +235,7 @@ const FRESH_MS = 1000
  */
 export const makeSqliteStore = (
   sql: SqlClient.SqlClient,
+  direct: SqliteDirect,
   file: string,
   now: Effect.Effect<number>,
   options: { readonly readonly: boolean; readonly changed?: () => void }
@@ -250,7 +257,8 @@ export const makeSqliteStore = (
         : -1
     })
   const viaClient: Run = (text, params) => sql.unsafe(text, params)
-  const dataVersion = dataVersionOf(viaClient)
+  // Read before most statuses and changes: on the connection itself (the transactions below are `exclusive`).
+  const dataVersion = dataVersionOf((text, params) => direct.run(sql.unsafe(text, params)))
   const peek = (day: string, at: number): BudgetState | undefined =>
     kept !== undefined && kept.day === day && at >= kept.at && at - kept.at < FRESH_MS ? kept.state : undefined
   const read = (day: string, at: number): Effect.Effect<BudgetState, BudgetStoreError> => {
@@ -266,7 +274,7 @@ export const makeSqliteStore = (
         return kept.state
       }
       const before = changes
-      const state = yield* sql.withTransaction(load(viaClient, day))
+      const state = yield* direct.exclusive(sql.withTransaction(load(viaClient, day)))
       if (changes === before) kept = { version, day, state, at }
       return state
     }).pipe(Effect.mapError(storeError(file, "cannot read the budget")))
@@ -278,7 +286,7 @@ export const makeSqliteStore = (
       )
       : Effect.suspend(() => {
         let left: Committed | undefined
-        return immediate(
+        return direct.exclusive(immediate(
           sql,
           (run) =>
             Effect.gen(function*() {
@@ -308,7 +316,7 @@ export const makeSqliteStore = (
           () => {
             committed = left
           }
-        ).pipe(
+        )).pipe(
           Effect.ensuring(Effect.sync(() => {
             changes++
             // What this change committed is what the next read gets, once it has checked (one PRAGMA) that no
