@@ -43,14 +43,15 @@ export interface SealFields {
  * JSON.stringify walks it: a replacer function doing the same check makes JSON.stringify take its slow path,
  * twice the time of this walk and a plain JSON.stringify together, on every record.
  */
-const assertFiniteNumbers = (value: unknown): void => {
+const assertFiniteNumbers = (value: unknown, replaced = false): void => {
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new Error(`${value} has no JSON form`)
     return
   }
   if (typeof value !== "object" || value === null) return
+  // JSON.stringify calls a value's toJSON once, and writes what it returns as it is.
   const toJson = (value as { readonly toJSON?: unknown }).toJSON
-  if (typeof toJson === "function") return assertFiniteNumbers(toJson.call(value))
+  if (!replaced && typeof toJson === "function") return assertFiniteNumbers(toJson.call(value), true)
   if (Array.isArray(value)) {
     for (const item of value) assertFiniteNumbers(item)
     return

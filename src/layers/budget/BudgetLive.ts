@@ -177,12 +177,13 @@ export const BudgetLive = Layer.scoped(
     const [version] = yield* Effect.orDie(sql<{ user_version: number }>`PRAGMA user_version`)
     if ((version?.user_version ?? 0) === 0) {
       const seed = yield* Effect.provideService(seedCounters(settings, files, why), AuditLog, audit)
-      const created = yield* initBudgetDatabase(
+      // Like every transaction on this client, exclusive of the statements run on its connection.
+      const created = yield* opened.direct.exclusive(initBudgetDatabase(
         sql,
         files.database,
         Effect.succeed(seed),
         yield* Clock.currentTimeMillis
-      )
+      ))
       if (created) {
         yield* logNote(seed)
         if (seed.imported) {

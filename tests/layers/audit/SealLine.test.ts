@@ -38,6 +38,10 @@ describe("a sealed audit line", () => {
     )
     assert.throws(() => sealLine({ kind: "x", meta: { deep: [[-Infinity]] } }, seal, key), /-Infinity has no JSON/)
     assert.throws(() => sealLine({ kind: "x", at: { toJSON: () => Number.NaN } }, seal, key), /NaN has no JSON form/)
+    assert.throws(
+      () => sealLine({ kind: "x", at: { toJSON: () => [{ toJSON: () => Infinity }] } }, seal, key),
+      /Infinity/
+    )
     assert.throws(() => sealLine({ kind: "x" }, { ...seal, epoch: Number.NaN }, key), /NaN has no JSON form/)
   })
 
@@ -48,11 +52,13 @@ describe("a sealed audit line", () => {
       gone: undefined,
       list: [1, null, [2.5, "a"], { b: false }],
       at: new Date(Date.UTC(2026, 11, 3)),
-      amount: { toJSON: () => "12.50 EUR" }
+      amount: { toJSON: () => "12.50 EUR" },
+      // What toJSON returns is written as it is, its own toJSON not called.
+      price: { toJSON: () => ({ eur: 2, toJSON: () => Number.NaN }) }
     }
     const line = sealLine(fields, { seq: 3, prev: "p", epoch: 2 }, key)
     const unsigned = `{"kind":"x","none":null,"list":[1,null,[2.5,"a"],{"b":false}],` +
-      `"at":"2026-12-03T00:00:00.000Z","amount":"12.50 EUR","seq":3,"prev":"p","epoch":2}`
+      `"at":"2026-12-03T00:00:00.000Z","amount":"12.50 EUR","price":{"eur":2},"seq":3,"prev":"p","epoch":2}`
     assert.strictEqual(line, `${unsigned.slice(0, -1)},"sig":"${hmac(key, "record", unsigned)}"}`)
   })
 })
