@@ -25,8 +25,13 @@ import { makeSqliteDirect } from "../SqliteDirect.js"
 import { migrateRecord } from "../SqlMigrations.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
 import Sessions0002, { FOREIGN_OWNER } from "./migrations/0002_record_turn.js"
+import Sessions0003 from "./migrations/0003_drop_last_active_index.js"
 
-const migrations = { "1_sessions": Sessions0001, "2_record_turn": Sessions0002 }
+const migrations = {
+  "1_sessions": Sessions0001,
+  "2_record_turn": Sessions0002,
+  "3_drop_last_active_index": Sessions0003
+}
 
 const TurnRow = Schema.Struct({
   ...SessionTurn.fields,

@@ -53,5 +53,14 @@ describe("Sessions database made by an earlier version", () => {
         return yield* store.history("s", "cli:alice")
       }).pipe(Effect.provide(SessionsSqliteAt(file).pipe(Layer.provide(IdGeneratorLive))), Effect.scoped)
       assert.deepStrictEqual(history.turns.map((t) => [t.seq, t.trace_id]), [[1, "t1"], [2, "t2"], [3, "t3"]])
+      // The index on the last activity, which every turn's record had to update, is gone.
+      const indexes = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<
+          { name: string }
+        >`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions'
+          AND sql IS NOT NULL`
+      }).pipe(Effect.provide(SqliteClient.layer({ filename: file })), Effect.scoped)
+      assert.deepStrictEqual(indexes, [])
     }).pipe(Effect.provide(NodeContext.layer)))
 })
