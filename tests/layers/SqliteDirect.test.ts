@@ -40,9 +40,9 @@ describe("SqliteDirect", () => {
         ORDER BY id`)
       assert.deepStrictEqual(rows, yield* sql`SELECT id, text FROM notes WHERE id > ${0} ORDER BY id`)
       assert.deepStrictEqual(rows, [{ id: 1, text: "tea" }, { id: 2, text: "milk" }])
-      const duplicate = yield* Effect.exit(direct.run(sql`INSERT INTO notes ${sql.insert({ id: 1, text: "again" })}`))
-      assert.isTrue(Exit.isFailure(duplicate))
-      if (Exit.isFailure(duplicate)) assert.include(String(duplicate.cause), "SqlError")
+      const duplicate = yield* Effect.flip(direct.run(sql`INSERT INTO notes ${sql.insert({ id: 1, text: "again" })}`))
+      assert.strictEqual(duplicate._tag, "SqlError")
+      assert.include(String(duplicate.cause), "UNIQUE constraint failed: notes.id")
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.scoped("runs on the connection itself: it does not wait for the client's permit", () =>
