@@ -26,15 +26,15 @@ const hash = (value: unknown): string => sha256HexPrefix(maskVolatile(canonicalJ
 // The system prompt and the catalog are the same arrays for every Thought of a turn (the catalog for every turn):
 // their hashes are computed once per array.
 const hashed = new WeakMap<object, string>()
-const hashOnce = (value: ReadonlyArray<unknown>): string => {
+const hashOnce = <A>(value: ReadonlyArray<A>, compute: (value: ReadonlyArray<A>) => string = hash): string => {
   const known = hashed.get(value)
   if (known !== undefined) return known
-  const computed = hash(value)
+  const computed = compute(value)
   hashed.set(value, computed)
   return computed
 }
 
-/** Same length, and each block with the same keys holding the same strings, booleans or numbers. */
+/** Same length, and each block with the same keys holding the same values, none of them an object. */
 const sameBlocks = (a: ReadonlyArray<SystemBlock>, b: ReadonlyArray<SystemBlock>): boolean => {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) {
@@ -44,7 +44,7 @@ const sameBlocks = (a: ReadonlyArray<SystemBlock>, b: ReadonlyArray<SystemBlock>
     if (keys.length !== Object.keys(y).length) return false
     for (const key of keys) {
       const value = x[key]
-      if (value !== y[key] || (typeof value === "object" && value !== null) || typeof value === "function") return false
+      if (value !== y[key] || (typeof value === "object" && value !== null)) return false
     }
   }
   return true
@@ -54,17 +54,11 @@ const sameBlocks = (a: ReadonlyArray<SystemBlock>, b: ReadonlyArray<SystemBlock>
 // memory): the last prompt hashed is kept, and a prompt whose blocks are equal to its blocks has its hash, without
 // serialising and hashing some kilobytes again. Only the blocks' values are compared, so it is the same hash.
 let lastSystem: { readonly blocks: ReadonlyArray<SystemBlock>; readonly hash: string } | undefined
-const systemHash = (system: ReadonlyArray<SystemBlock>): string => {
-  const known = hashed.get(system)
-  if (known !== undefined) return known
-  if (lastSystem !== undefined && sameBlocks(lastSystem.blocks, system)) {
-    hashed.set(system, lastSystem.hash)
-    return lastSystem.hash
-  }
+const systemContentHash = (system: ReadonlyArray<SystemBlock>): string => {
+  if (lastSystem !== undefined && sameBlocks(lastSystem.blocks, system)) return lastSystem.hash
   const computed = hash(system)
   // Copies of the blocks: what the next prompt is compared with cannot have been changed in between.
   lastSystem = { blocks: system.map((block) => ({ ...block })), hash: computed }
-  hashed.set(system, computed)
   return computed
 }
 
@@ -82,7 +76,7 @@ const messagesHash = (messages: ReadonlyArray<Message>): string =>
   sha256HexPrefix(messages.map(messageHash).join(","), 32)
 
 export const fingerprintRequest = (request: LlmRequest): RequestFingerprint => ({
-  system: systemHash(request.system),
+  system: hashOnce(request.system, systemContentHash),
   messages: messagesHash(request.messages),
   message_count: request.messages.length,
   tools: hashOnce(request.tools)
