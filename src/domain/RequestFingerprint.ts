@@ -1,5 +1,6 @@
 import { canonicalJson } from "./ArgsHash.js"
 import type { LlmRequest, Message, SystemBlock } from "./LlmTypes.js"
+import { MessagesFold } from "./MessagesFold.js"
 import { sha256HexPrefix } from "./Sha256.js"
 
 /**
@@ -62,22 +63,22 @@ const systemContentHash = (system: ReadonlyArray<SystemBlock>): string => {
   return computed
 }
 
-// A turn's messages only grow, and each message object is kept from one Thought to the next: each is hashed
-// once, and the messages' hash is the hash of theirs.
-const messageHashes = new WeakMap<object, string>()
-const messageHash = (message: Message): string => {
-  const known = messageHashes.get(message)
-  if (known !== undefined) return known
-  const computed = hash(message)
-  messageHashes.set(message, computed)
-  return computed
-}
-const messagesHash = (messages: ReadonlyArray<Message>): string =>
-  sha256HexPrefix(messages.map(messageHash).join(","), 32)
+const messageHash = (message: Message): string => hash(message)
 
-export const fingerprintRequest = (request: LlmRequest): RequestFingerprint => ({
+/** What the messages' hash hashes: each message's hash, joined by commas. */
+const joinHashes = (joined: string, message: Message, index: number): string =>
+  index === 0 ? messageHash(message) : `${joined},${messageHash(message)}`
+
+/** A turn's fold of its messages' hashes: each Thought hashes only the messages added since the last one. */
+export const messagesFingerprint = (): MessagesFold<string> => new MessagesFold("", joinHashes)
+
+/** The request's fingerprint; a turn passes its `messagesFingerprint()` so that each message is hashed once. */
+export const fingerprintRequest = (request: LlmRequest, messages?: MessagesFold<string>): RequestFingerprint => ({
   system: hashOnce(request.system, systemContentHash),
-  messages: messagesHash(request.messages),
+  messages: sha256HexPrefix(
+    messages === undefined ? request.messages.map(messageHash).join(",") : messages.of(request.messages),
+    32
+  ),
   message_count: request.messages.length,
   tools: hashOnce(request.tools)
 })

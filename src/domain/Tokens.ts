@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { AppConfig } from "./AppConfig.js"
 import type { Message } from "./LlmTypes.js"
+import { MessagesFold } from "./MessagesFold.js"
 
 /** How a prompt's tokens are counted: OpenAI's own tokenizer for its models, an estimate for the others. */
 export type TokenCounting = "openai" | "estimate"
@@ -29,25 +30,22 @@ const messageText = (message: Message): string =>
 /** The estimate: characters over CHARS_PER_TOKEN, rounded up. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / CHARS_PER_TOKEN)
 
-// A turn's messages are counted before every Thought and each message object is kept from one Thought to the
-// next: each one's length is computed once.
-const charCounts = new WeakMap<Message, number>()
-const messageChars = (message: Message): number => {
-  const known = charCounts.get(message)
-  if (known !== undefined) return known
-  const chars = messageText(message).length
-  charCounts.set(message, chars)
-  return chars
-}
+const messageChars = (chars: number, message: Message): number => chars + messageText(message).length
+
+/**
+ * A turn's fold of its messages' characters: a turn's messages are counted before every Thought, and each one is
+ * measured once.
+ */
+export const messagesChars = (): MessagesFold<number> => new MessagesFold(0, messageChars)
 
 /** `countMessageTokens` when it needs no tokenizer (the estimate, or fewer characters than `limit`), else undefined. */
 export const countWithoutTokenizer = (
   messages: ReadonlyArray<Message>,
   counting: TokenCounting,
-  limit: number
+  limit: number,
+  counted?: MessagesFold<number>
 ): number | undefined => {
-  let chars = 0
-  for (const message of messages) chars += messageChars(message)
+  const chars = counted === undefined ? messages.reduce(messageChars, 0) : counted.of(messages)
   return counting === "estimate" || chars < limit ? Math.ceil(chars / CHARS_PER_TOKEN) : undefined
 }
 

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { canonicalJson } from "../../src/domain/ArgsHash.js"
-import type { LlmRequest, SystemBlock } from "../../src/domain/LlmTypes.js"
-import { fingerprintRequest, maskVolatile } from "../../src/domain/RequestFingerprint.js"
+import type { LlmRequest, Message, SystemBlock } from "../../src/domain/LlmTypes.js"
+import { fingerprintRequest, maskVolatile, messagesFingerprint } from "../../src/domain/RequestFingerprint.js"
 import { sha256HexPrefix } from "../../src/domain/Sha256.js"
 
 const request = (system: ReadonlyArray<SystemBlock>): LlmRequest => ({
@@ -56,5 +56,95 @@ describe("the fingerprint of a request's system prompt", () => {
     tags[0] = "b"
     const second = withObject(tags)
     assert.strictEqual(fingerprintRequest(request(second)).system, expected(second))
+  })
+})
+
+/** The messages' hash as defined: each message's hash (as the system prompt's), joined by commas, hashed. */
+const expectedMessages = (messages: ReadonlyArray<Message>) =>
+  sha256HexPrefix(messages.map((message) => sha256HexPrefix(maskVolatile(canonicalJson(message)), 32)).join(","), 32)
+
+const withMessages = (messages: ReadonlyArray<Message>): LlmRequest => ({
+  tier: "frontier",
+  system: [],
+  messages,
+  tools: []
+})
+
+describe("the fingerprint of a request's messages", () => {
+  const user: Message = { role: "user", content: "add 1 and 2, at 2026-01-01T00:00:00.000Z" }
+  const call: Message = {
+    role: "assistant",
+    content: "",
+    toolCalls: [{ id: "call_1", name: "add", args: { b: 2, a: 1 } }]
+  }
+  const result: Message = { role: "tool", toolCallId: "call_1", name: "add", content: "3", isError: false }
+  const answer: Message = { role: "assistant", content: "3", toolCalls: [] }
+
+  it("is the hash of the messages' hashes, with a turn's memo or without, whatever the memo saw before", () => {
+    const memo = messagesFingerprint()
+    const other = messagesFingerprint()
+    const sequence: Array<ReadonlyArray<Message>> = [
+      [],
+      [user],
+      [user, call],
+      [user, call, result],
+      [user, call, result],
+      [user, call, result, answer],
+      // Compacted: the first messages replaced, the rest kept.
+      [{ role: "user", content: "summary: added 1 and 2" }, result, answer],
+      [{ role: "user", content: "summary: added 1 and 2" }, result, answer, user],
+      // Another turn's messages, equal in value but other objects; then a shorter list.
+      [{ ...user }, { ...call }],
+      [user],
+      // As long as the last list or longer, but another first message.
+      [{ role: "user", content: "another turn" }, call],
+      [user, call, result]
+    ]
+    for (const messages of sequence) {
+      assert.strictEqual(fingerprintRequest(withMessages(messages), memo).messages, expectedMessages(messages))
+      assert.strictEqual(fingerprintRequest(withMessages(messages)).messages, expectedMessages(messages))
+      assert.strictEqual(fingerprintRequest(withMessages(messages), other).messages, expectedMessages(messages))
+      assert.strictEqual(fingerprintRequest(withMessages(messages), memo).message_count, messages.length)
+    }
+    assert.notStrictEqual(expectedMessages([user, call]), expectedMessages([user]))
+  })
+
+  it("reads each message of a turn once, however many Thoughts the turn has", () => {
+    let reads = 0
+    const counted: Message = {
+      role: "tool",
+      toolCallId: "call_1",
+      name: "add",
+      get content() {
+        reads++
+        return "3"
+      },
+      isError: false
+    }
+    const memo = messagesFingerprint()
+    const thoughts: Array<ReadonlyArray<Message>> = [[user, call, counted], [user, call, counted, answer], [
+      user,
+      call,
+      counted,
+      answer,
+      user
+    ]]
+    for (const messages of thoughts) fingerprintRequest(withMessages(messages), memo)
+    assert.strictEqual(reads, 1)
+  })
+
+  it("masks times and wrapper ids in each message, as in the system prompt", () => {
+    const memo = messagesFingerprint()
+    const at = (time: string): Message => ({
+      role: "tool",
+      toolCallId: "call_2",
+      name: "web_fetch",
+      content: `<untrusted id="${time}" retrieved_at="${time}">page</untrusted>`,
+      isError: false
+    })
+    const first = fingerprintRequest(withMessages([user, at("2026-01-01T00:00:00.000Z")]), memo).messages
+    const second = fingerprintRequest(withMessages([user, at("2026-02-03T10:11:12.013Z")]), memo).messages
+    assert.strictEqual(first, second)
+    assert.strictEqual(first, expectedMessages([user, at("2026-01-01T00:00:00.000Z")]))
   })
 })

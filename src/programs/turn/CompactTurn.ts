@@ -1,5 +1,6 @@
 import { Clock, Effect } from "effect"
 import type { LlmRequest, Message } from "../../domain/LlmTypes.js"
+import type { MessagesFold } from "../../domain/MessagesFold.js"
 import { isoAt } from "../../domain/Time.js"
 import { countMessageTokens, countWithoutTokenizer, type TokenCounting } from "../../domain/Tokens.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
@@ -48,12 +49,14 @@ const summaryRequest = (work: string): LlmRequest => ({
 export const compactTurn = (messages: ReadonlyArray<Message>, options: CompactOptions, traced: boolean) =>
   traced
     ? Effect.withSpan(compact(messages, options), "Turn.compactTurn")
-    : fits(messages, options.counting)
+    : fits(messages, options)
     ? undefined
     : compact(messages, options)
 
 interface CompactOptions {
   readonly counting: TokenCounting
+  /** The turn's fold of its messages' characters, when it keeps one (see `messagesChars`). */
+  readonly counted?: MessagesFold<number> | undefined
   readonly taintedBy: ReadonlyArray<string>
   readonly recordRequest: boolean
 }
@@ -66,9 +69,9 @@ const ownStart = (messages: ReadonlyArray<Message>): number => {
 }
 
 /** Known to need nothing without running anything. */
-const fits = (messages: ReadonlyArray<Message>, counting: TokenCounting): boolean => {
+const fits = (messages: ReadonlyArray<Message>, options: CompactOptions): boolean => {
   if (ownStart(messages) < 0) return true
-  const tokens = countWithoutTokenizer(messages, counting, TURN_HISTORY_LIMIT)
+  const tokens = countWithoutTokenizer(messages, options.counting, TURN_HISTORY_LIMIT, options.counted)
   return tokens !== undefined && tokens <= TURN_HISTORY_LIMIT
 }
 

@@ -2,6 +2,7 @@ import { type Clock, Data, Effect } from "effect"
 import type { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
+import type { MessagesFold } from "../../domain/MessagesFold.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
 import { withStepService } from "../Services.js"
@@ -16,7 +17,8 @@ const thoughtStep = (
   response: LlmResponse,
   wallMs: number,
   request: LlmRequest,
-  recordRequest: boolean
+  recordRequest: boolean,
+  fingerprinted: MessagesFold<string> | undefined
 ): ThoughtStep => ({
   kind: "thought",
   model: response.model,
@@ -33,7 +35,7 @@ const thoughtStep = (
   cost_usd: response.costUsd,
   wall_ms: wallMs,
   failed_attempts: response.failedAttempts,
-  request_hash: fingerprintRequest(request),
+  request_hash: fingerprintRequest(request, fingerprinted),
   ...(recordRequest ? { request: recordableRequest(request) } : {})
 })
 
@@ -44,17 +46,21 @@ const thoughtStep = (
  * clock and the tracer read in one operation: it runs for every Thought. The span and its GenAI attributes only
  * when a tracer exports them.
  */
-export const think = (request: LlmRequest, recordRequest = false): Effect.Effect<Thought, never, Llm> =>
+export const think = (
+  request: LlmRequest,
+  recordRequest = false,
+  fingerprinted?: MessagesFold<string>
+): Effect.Effect<Thought, never, Llm> =>
   withStepService(Llm, (llm, { clock, traced }) =>
     traced
       ? Effect.withSpan(
         Effect.zipRight(
           Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
-          Effect.suspend(() => call(llm, clock, request, recordRequest, true))
+          Effect.suspend(() => call(llm, clock, request, recordRequest, fingerprinted, true))
         ),
         "Turn.thought"
       )
-      : call(llm, clock, request, recordRequest, false))
+      : call(llm, clock, request, recordRequest, fingerprinted, false))
 
 /** The call and its Thought, timed from now; with `traced`, the outcome's attributes on the current span. */
 const call = (
@@ -62,6 +68,7 @@ const call = (
   clock: Clock.Clock,
   request: LlmRequest,
   recordRequest: boolean,
+  fingerprinted: MessagesFold<string> | undefined,
   traced: boolean
 ): Effect.Effect<Thought> => {
   const started = clock.unsafeCurrentTimeMillis()
@@ -77,7 +84,7 @@ const call = (
     },
     onSuccess: (response): Effect.Effect<Thought> => {
       const answered = Thought.Answered({
-        step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest),
+        step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest, fingerprinted),
         response
       })
       return traced

@@ -2,7 +2,9 @@ import { Cause, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Schema } 
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
-import { type TokenCounting, tokenCountingOf } from "../../domain/Tokens.js"
+import type { MessagesFold } from "../../domain/MessagesFold.js"
+import { messagesFingerprint } from "../../domain/RequestFingerprint.js"
+import { messagesChars, type TokenCounting, tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
@@ -137,6 +139,9 @@ interface TurnContext {
   }
   /** What the gate needs of the turn, as it stands now. */
   readonly gateContext: () => GateContext
+  /** The turn's messages as last fingerprinted and counted: each Thought reads only the messages added since. */
+  readonly fingerprinted: MessagesFold<string>
+  readonly counted: MessagesFold<number>
 }
 
 const runOne = (t: TurnContext, run: Run) => {
@@ -233,6 +238,7 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
   const before = yield* t.state
   const compaction = compactTurn(before.messages, {
     counting: t.counting,
+    counted: t.counted,
     taintedBy: TurnState.taintSources(before),
     recordRequest: config.traces.recordRequests
   }, t.traced)
@@ -243,7 +249,7 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
   const request = { tier, system: current.system, messages: current.messages, tools: t.registry.catalog } as const
   // A paid answer is recorded in the same region that received it.
   const thought = yield* Effect.uninterruptibleMask((restore) =>
-    Effect.map(restore(think(request, config.traces.recordRequests)), (thought) => {
+    Effect.map(restore(think(request, config.traces.recordRequests, t.fingerprinted)), (thought) => {
       if (thought._tag === "Answered") t.updateNow((s) => TurnState.thought(s, thought.step, thought.response))
       return thought
     })
@@ -374,7 +380,9 @@ const closedTurn = Effect.fnUntraced(function*(
       channel: input.channel,
       provenance: provenanceOf(turnState),
       provenanceAtLaunch: Effect.sync(() => provenanceOf(turnState))
-    })
+    }),
+    fingerprinted: messagesFingerprint(),
+    counted: messagesChars()
   }
 
   // The trace is closed exactly once, whatever happened in the loop (this part is not interruptible).
