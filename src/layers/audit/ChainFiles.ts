@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Exit, Scope } from "effect"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
-import { appendAll, type AppendError } from "../files/Append.js"
+import { appendAll, type AppendError, makeBatchEncoder } from "../files/Append.js"
 import type { Head } from "./Heads.js"
 import type { EpochKey } from "./Keys.js"
 import { joinPath } from "./Lines.js"
@@ -27,6 +27,8 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
     const dirty = new Set<string>()
     /** Files whose failed write could not be cut back: appends to them fail until myclaw restarts. */
     const broken = new Map<string, string>()
+    // One writer appends a batch before it seals the next: the batch's bytes reuse one buffer.
+    const encode = makeBatchEncoder()
 
     const fail = (path: string, what: string) => (error: { readonly message: string }) =>
       new AuditError({ path, reason: "Io", message: `${what}: ${error.message}`, cause: error })
@@ -117,7 +119,7 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
         seq += 1
         hash = sha256(line)
       }
-      const bytes = Buffer.from(lines.join("\n") + "\n")
+      const bytes = encode(lines, "\n")
       const file = yield* handleOf(target)
       yield* appendBytes(file.fd, bytes)
         .pipe(

@@ -37,3 +37,34 @@ export const appendAll = (fd: number, bytes: Uint8Array): Effect.Effect<void, Ap
         })
       from(0)
     })
+
+/** The largest buffer `makeBatchEncoder` keeps from one batch to the next. */
+export const KEPT_BATCH_BYTES = 4 * 1024 * 1024
+
+/**
+ * Encodes a batch of lines as UTF-8, each followed by `terminator`, into one buffer kept for the next batch. A
+ * hundred traces written together are a megabyte: joining them into a string and encoding that made two new
+ * objects of that size for every batch, each allocated and faulted into memory afresh, which cost more than the
+ * write itself. The bytes returned are a view of the kept buffer, valid until the next call: meant for one writer
+ * that appends a batch before it encodes the next. A batch larger than `keep` bytes gets a buffer of its own.
+ */
+export const makeBatchEncoder = (keep: number = KEPT_BATCH_BYTES) => {
+  // Memory of its own, not a slice of the pool Node shares between small buffers.
+  let kept = Buffer.allocUnsafeSlow(0)
+  return (lines: ReadonlyArray<string>, terminator: string): Buffer => {
+    const terminatorBytes = Buffer.byteLength(terminator, "utf8")
+    let total = lines.length * terminatorBytes
+    for (const line of lines) total += Buffer.byteLength(line, "utf8")
+    let target = kept
+    if (total > kept.length) {
+      target = Buffer.allocUnsafeSlow(total <= keep ? Math.min(keep, Math.max(total, 2 * kept.length)) : total)
+      if (target.length <= keep) kept = target
+    }
+    let offset = 0
+    for (const line of lines) {
+      offset += target.write(line, offset, "utf8")
+      offset += target.write(terminator, offset, "utf8")
+    }
+    return target.subarray(0, offset)
+  }
+}

@@ -6,13 +6,14 @@ import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
-import { appendAll } from "../files/Append.js"
+import { appendAll, makeBatchEncoder } from "../files/Append.js"
 import { makeGroupCommit, type Reply } from "../files/GroupCommit.js"
 import { restoreAside, storeAside } from "./Blobs.js"
 import { findTrace, listTraces } from "./TraceIndex.js"
 
 interface Write {
   readonly file: string
+  /** The trace as one line of JSON, without the newline the writer adds. */
   readonly line: string
   readonly done: Reply<void, TraceStoreError>
 }
@@ -92,9 +93,10 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
 
     // A batch of a few traces is written by the writer fiber itself (see appendAll); syncing is what takes time,
     // and under "batch" that is never done here.
-    const append = Effect.fnUntraced(function*(file: string, lines: string) {
+    const encode = makeBatchEncoder()
+    const append = Effect.fnUntraced(function*(file: string, lines: ReadonlyArray<string>) {
       const handle = yield* handleFor(file)
-      yield* appendAll(handle.fd, Buffer.from(lines)).pipe(
+      yield* appendAll(handle.fd, encode(lines, "\n")).pipe(
         Effect.mapError(ioError(file, "cannot append the trace")),
         // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
         Effect.tapError(() => syncing.withPermits(1)(Effect.promise(() => closeHandles().catch(() => undefined))))
@@ -115,7 +117,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       }
       const outcomes: Array<readonly [ReadonlyArray<Write>, Exit.Exit<void, TraceStoreError>]> = []
       for (const [file, items] of byFile) {
-        outcomes.push([items, yield* Effect.exit(append(file, items.map((item) => item.line).join("")))])
+        outcomes.push([items, yield* Effect.exit(append(file, items.map((item) => item.line)))])
       }
       if (fsync === "always" && outcomes.length > 0) {
         const synced = yield* Effect.exit(sync)
@@ -152,7 +154,7 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       yield* commit.request<void, TraceStoreError>(
         (done) => ({
           file,
-          line: traceToJson(stored) + "\n",
+          line: traceToJson(stored),
           done
         }),
         () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })

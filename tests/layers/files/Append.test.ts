@@ -3,7 +3,7 @@ import { Effect, Exit } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
-import { appendAll, SYNC_APPEND_LIMIT } from "../../../src/layers/files/Append.js"
+import { appendAll, makeBatchEncoder, SYNC_APPEND_LIMIT } from "../../../src/layers/files/Append.js"
 
 const withFile = <A, E>(use: (fd: number, file: string) => Effect.Effect<A, E>) =>
   Effect.acquireUseRelease(
@@ -46,4 +46,39 @@ describe("appendAll", () => {
         if (Exit.isFailure(exit)) assert.include(String(exit.cause), "EBADF")
       }
     }))
+})
+
+describe("makeBatchEncoder", () => {
+  it("gives each batch's lines as UTF-8, each followed by the terminator, whatever the batches before", () => {
+    const encode = makeBatchEncoder(64)
+    const batches: Array<ReadonlyArray<string>> = [
+      [],
+      ["a"],
+      ["{\"x\":1}", "été ✓ 😀", ""],
+      // Past the kept size: a buffer of its own; then small batches again.
+      ["y".repeat(100), "z".repeat(30)],
+      ["short"],
+      ["ß".repeat(20), "b".repeat(25)],
+      ["c"]
+    ]
+    for (const lines of batches) {
+      for (const terminator of ["\n", "\r\n"]) {
+        const bytes = encode(lines, terminator)
+        assert.strictEqual(bytes.toString("utf8"), lines.map((line) => line + terminator).join(""))
+        assert.strictEqual(bytes.length, Buffer.byteLength(lines.map((line) => line + terminator).join("")))
+      }
+    }
+  })
+
+  it("reuses one buffer up to the kept size, and never hands out the kept buffer for a batch past it", () => {
+    const encode = makeBatchEncoder(64)
+    const first = encode(["0123456789"], "\n")
+    const second = encode(["abc"], "\n")
+    assert.strictEqual(first.buffer, second.buffer)
+    const large = encode(["x".repeat(100)], "\n")
+    assert.notStrictEqual(large.buffer, second.buffer)
+    assert.strictEqual(second.toString(), "abc\n")
+    const after = encode(["def"], "\n")
+    assert.strictEqual(after.buffer, second.buffer)
+  })
 })
