@@ -20,7 +20,12 @@ const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g
 const WRAPPER_ID = /(<\/?untrusted id=\\?")[^"\\]*(\\?")/g
 
 /** The text with every ISO 8601 UTC time and every untrusted-wrapper id masked. */
-export const maskVolatile = (text: string): string => text.replace(ISO_TIME, "<time>").replace(WRAPPER_ID, "$1<id>$2")
+export const maskVolatile = (text: string): string => {
+  // Neither pattern matches without these characters, which most messages lack: a search for a character is
+  // several times cheaper than a scan by the pattern.
+  const timed = text.includes("T") && text.includes("Z") ? text.replace(ISO_TIME, "<time>") : text
+  return timed.includes("untrusted id=") ? timed.replace(WRAPPER_ID, "$1<id>$2") : timed
+}
 
 const hash = (value: unknown): string => sha256HexPrefix(maskVolatile(canonicalJson(value)), 32)
 

@@ -148,3 +148,21 @@ describe("the fingerprint of a request's messages", () => {
     assert.strictEqual(first, expectedMessages([user, at("2026-01-01T00:00:00.000Z")]))
   })
 })
+
+describe("maskVolatile", () => {
+  it("masks every ISO 8601 UTC time and every untrusted-wrapper id, in text and in JSON text", () => {
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ["no time here", "no time here"],
+      ["at 2026-01-02T03:04:05Z and 2026-01-02T03:04:05.678Z", "at <time> and <time>"],
+      ["a T and a Z but no time: T-Z", "a T and a Z but no time: T-Z"],
+      ["local 2026-01-02T03:04:05 (no Z)", "local 2026-01-02T03:04:05 (no Z)"],
+      ["<untrusted id=\"a1\">x</untrusted id=\"a1\">", "<untrusted id=\"<id>\">x</untrusted id=\"<id>\">"],
+      [
+        JSON.stringify({ content: "<untrusted id=\"b2\" retrieved_at=\"2026-02-03T10:11:12.013Z\">y" }),
+        JSON.stringify({ content: "<untrusted id=\"<id>\" retrieved_at=\"<time>\">y" })
+      ],
+      ["untrusted id= alone", "untrusted id= alone"]
+    ]
+    for (const [text, masked] of cases) assert.strictEqual(maskVolatile(text), masked)
+  })
+})
