@@ -1,7 +1,9 @@
 import { Effect, FiberRef } from "effect"
 import { argsHash } from "../domain/ArgsHash.js"
 import type { ApprovalRecord, BudgetRead, ExecutionTrace, ThoughtStep } from "../domain/ExecutionTrace.js"
+import type { MessagesFold } from "../domain/MessagesFold.js"
 import { makeReplayProbe, type ReplayProbe } from "../domain/ReplayProbe.js"
+import { messagesFingerprint } from "../domain/RequestFingerprint.js"
 import type { SessionSummary } from "../domain/Session.js"
 import type { ToolResult } from "../domain/ToolCall.js"
 import type { IdKind } from "./IdGenerator.js"
@@ -30,6 +32,8 @@ export interface ReplaySession {
   readonly probe: ReplayProbe
   readonly thoughts: ReadonlyArray<ThoughtStep>
   nextThought: number
+  /** The messages of its last Thought, fingerprinted: the next Thought hashes only the messages added since. */
+  readonly fingerprinted: MessagesFold<string>
   readonly ids: Map<IdKind, Array<string>>
   readonly extraIds: Map<IdKind, number>
   readonly approvals: Array<{ readonly tool: string; readonly approval: ApprovalRecord }>
@@ -67,6 +71,7 @@ export const makeReplaySession = (recorded: ExecutionTrace, options: ToolReplayO
     probe: makeReplayProbe(),
     thoughts: recorded.steps.filter((step): step is ThoughtStep => step.kind === "thought"),
     nextThought: 0,
+    fingerprinted: messagesFingerprint(),
     ids,
     extraIds: new Map(),
     approvals,

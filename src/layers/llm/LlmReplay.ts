@@ -2,12 +2,11 @@ import { Effect, Either, Layer, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
-import type { MessagesFold } from "../../domain/MessagesFold.js"
 import type { RequestMismatch } from "../../domain/ReplayProbe.js"
-import { fingerprintRequest, messagesFingerprint, recordableRequest } from "../../domain/RequestFingerprint.js"
+import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { SUMMARISER_BLOCK } from "../../programs/turn/Compact.js"
 import { Llm } from "../../services/Llm.js"
-import { currentReplay } from "../../services/Replaying.js"
+import { currentReplay, type ReplaySession } from "../../services/Replaying.js"
 
 const decodeFailure = Schema.decodeUnknownEither(Schema.Union(LlmError, BudgetExceeded))
 
@@ -27,9 +26,9 @@ const mismatchOf = (
   thought: number,
   step: ThoughtStep,
   request: LlmRequest,
-  fingerprinted: MessagesFold<string>
+  session: ReplaySession
 ): RequestMismatch | undefined => {
-  const replayed = fingerprintRequest(request, fingerprinted)
+  const replayed = fingerprintRequest(request, session.fingerprinted)
   const recorded = step.request_hash
   const parts: Array<RequestMismatch["parts"][number]> = []
   // The tier asked for: the one that answered, unless it borrowed the other tier's provider.
@@ -55,10 +54,9 @@ const mismatchOf = (
  * the recording fails as a bad response. The summary call that failed on entering the recorded turn (it left no
  * Thought) fails with the recorded error. No provider is called and nothing is spent.
  */
-export const LlmReplay = Layer.sync(Llm, () => {
-  // The last Thought's messages: the next Thought of the same turn hashes only those added since.
-  const fingerprinted = messagesFingerprint()
-  return Llm.of({
+export const LlmReplay = Layer.succeed(
+  Llm,
+  Llm.of({
     generate: (request: LlmRequest) =>
       Effect.flatMap(currentReplay, (session): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
         const { probe, recorded, thoughts } = session
@@ -90,11 +88,11 @@ export const LlmReplay = Layer.sync(Llm, () => {
             })
           )
         }
-        const mismatch = mismatchOf(index, step, request, fingerprinted)
+        const mismatch = mismatchOf(index, step, request, session)
         if (mismatch !== undefined) probe.requests.push(mismatch)
         return Effect.succeed(responseOf(step))
       }),
     providers: [],
     health: Effect.succeed([])
   })
-})
+)
