@@ -68,11 +68,9 @@ const systemContentHash = (system: ReadonlyArray<SystemBlock>): string => {
   return computed
 }
 
-const messageHash = (message: Message): string => hash(message)
-
 /** What the messages' hash hashes: each message's hash, joined by commas. */
 const joinHashes = (joined: string, message: Message, index: number): string =>
-  index === 0 ? messageHash(message) : `${joined},${messageHash(message)}`
+  index === 0 ? hash(message) : `${joined},${hash(message)}`
 
 /** A turn's fold of its messages' hashes: each Thought hashes only the messages added since the last one. */
 export const messagesFingerprint = (): MessagesFold<string> => new MessagesFold("", joinHashes)
@@ -81,7 +79,7 @@ export const messagesFingerprint = (): MessagesFold<string> => new MessagesFold(
 export const fingerprintRequest = (request: LlmRequest, messages?: MessagesFold<string>): RequestFingerprint => ({
   system: hashOnce(request.system, systemContentHash),
   messages: sha256HexPrefix(
-    messages === undefined ? request.messages.map(messageHash).join(",") : messages.of(request.messages),
+    messages === undefined ? request.messages.map(hash).join(",") : messages.of(request.messages),
     32
   ),
   message_count: request.messages.length,

@@ -80,8 +80,8 @@ describe("the fingerprint of a request's messages", () => {
   const result: Message = { role: "tool", toolCallId: "call_1", name: "add", content: "3", isError: false }
   const answer: Message = { role: "assistant", content: "3", toolCalls: [] }
 
-  it("is the hash of the messages' hashes, with a turn's memo or without, whatever the memo saw before", () => {
-    const memo = messagesFingerprint()
+  it("is the hash of the messages' hashes, with a turn's fold or without, whatever the fold saw before", () => {
+    const fold = messagesFingerprint()
     const other = messagesFingerprint()
     const sequence: Array<ReadonlyArray<Message>> = [
       [],
@@ -101,10 +101,10 @@ describe("the fingerprint of a request's messages", () => {
       [user, call, result]
     ]
     for (const messages of sequence) {
-      assert.strictEqual(fingerprintRequest(withMessages(messages), memo).messages, expectedMessages(messages))
+      assert.strictEqual(fingerprintRequest(withMessages(messages), fold).messages, expectedMessages(messages))
       assert.strictEqual(fingerprintRequest(withMessages(messages)).messages, expectedMessages(messages))
       assert.strictEqual(fingerprintRequest(withMessages(messages), other).messages, expectedMessages(messages))
-      assert.strictEqual(fingerprintRequest(withMessages(messages), memo).message_count, messages.length)
+      assert.strictEqual(fingerprintRequest(withMessages(messages), fold).message_count, messages.length)
     }
     assert.notStrictEqual(expectedMessages([user, call]), expectedMessages([user]))
   })
@@ -121,7 +121,7 @@ describe("the fingerprint of a request's messages", () => {
       },
       isError: false
     }
-    const memo = messagesFingerprint()
+    const fold = messagesFingerprint()
     const thoughts: Array<ReadonlyArray<Message>> = [[user, call, counted], [user, call, counted, answer], [
       user,
       call,
@@ -129,12 +129,12 @@ describe("the fingerprint of a request's messages", () => {
       answer,
       user
     ]]
-    for (const messages of thoughts) fingerprintRequest(withMessages(messages), memo)
+    for (const messages of thoughts) fingerprintRequest(withMessages(messages), fold)
     assert.strictEqual(reads, 1)
   })
 
   it("masks times and wrapper ids in each message, as in the system prompt", () => {
-    const memo = messagesFingerprint()
+    const fold = messagesFingerprint()
     const at = (time: string): Message => ({
       role: "tool",
       toolCallId: "call_2",
@@ -142,8 +142,8 @@ describe("the fingerprint of a request's messages", () => {
       content: `<untrusted id="${time}" retrieved_at="${time}">page</untrusted>`,
       isError: false
     })
-    const first = fingerprintRequest(withMessages([user, at("2026-01-01T00:00:00.000Z")]), memo).messages
-    const second = fingerprintRequest(withMessages([user, at("2026-02-03T10:11:12.013Z")]), memo).messages
+    const first = fingerprintRequest(withMessages([user, at("2026-01-01T00:00:00.000Z")]), fold).messages
+    const second = fingerprintRequest(withMessages([user, at("2026-02-03T10:11:12.013Z")]), fold).messages
     assert.strictEqual(first, second)
     assert.strictEqual(first, expectedMessages([user, at("2026-01-01T00:00:00.000Z")]))
   })
