@@ -1,6 +1,7 @@
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Stream } from "effect"
+import * as NodeNet from "node:net"
 import { decodeTrace } from "../../src/domain/ExecutionTrace.js"
 import type { TestOptions } from "../../src/layers/Test.js"
 import { RecordedTraces } from "../../src/layers/traces/TraceStoreMemory.js"
@@ -132,4 +133,45 @@ describe("the HTTP protocol around the routes", () => {
       script: [{ text: "late", delayMs: 60_000 }],
       config: { pricing: { scripted: { inputPerMTok: 1, cachedInputPerMTok: 0, outputPerMTok: 1 } } }
     })))
+
+  it.scoped("a body whose characters are split across chunks arrives whole", () =>
+    Effect.gen(function*() {
+      yield* serve()
+      const bytes = new TextEncoder().encode(JSON.stringify({ message: "café, naïve — 東京 🙂" }))
+      // Chunks of 3 bytes: most multi-byte characters are cut between two of them.
+      const chunks = Array.from({ length: Math.ceil(bytes.length / 3) }, (_, i) => bytes.subarray(i * 3, i * 3 + 3))
+      const response = yield* HttpClient.execute(
+        HttpClientRequest.post("/v1/turns").pipe(
+          HttpClientRequest.bodyStream(Stream.fromIterable(chunks), { contentType: "application/json" }),
+          HttpClientRequest.bearerToken(TOKEN)
+        )
+      )
+      assert.strictEqual(response.status, 200)
+      const [trace] = yield* (yield* RecordedTraces).all
+      assert.strictEqual(trace?.user_message, "café, naïve — 東京 🙂")
+    }).pipe(served()))
+
+  it.scoped("a client that goes away in the middle of its body runs no turn, and the server goes on answering", () =>
+    Effect.gen(function*() {
+      yield* serve()
+      const server = yield* HttpServer.HttpServer
+      const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+      // Headers that announce 1,000 bytes, 10 of them sent, then the connection closed.
+      yield* Effect.async<void>((resume) => {
+        const socket = NodeNet.connect(port, "127.0.0.1", () => {
+          socket.write(
+            `POST /v1/turns HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+              "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"message\"",
+            () => {
+              socket.destroy()
+              resume(Effect.void)
+            }
+          )
+        })
+      })
+      const answered = yield* postJson("/v1/turns", { message: "after the one that left" }, TOKEN)
+      assert.strictEqual(answered.status, 200)
+      const traces = yield* (yield* RecordedTraces).all
+      assert.deepStrictEqual(traces.map((trace) => trace.user_message), ["after the one that left"])
+    }).pipe(served()))
 })
