@@ -1,4 +1,5 @@
-import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Config, Effect, Layer, Option, Schema } from "effect"
 import type { Redacted } from "effect"
@@ -8,6 +9,7 @@ import { makeTurns } from "../channels/http/Turns.js"
 import { TelegramWebhookRoute } from "../channels/telegram/Webhook.js"
 import { messageOf } from "../domain/Errors.js"
 import { ErrorCountingLogger } from "../layers/Logging.js"
+import { isExporting } from "../programs/Spans.js"
 import { Metrics } from "../services/Metrics.js"
 import { AdminToken, adminTokenMissing, requireAdmin } from "./AdminAuth.js"
 import { makeHealth } from "./Health.js"
@@ -65,6 +67,18 @@ export const makeRoutes = (adminToken: Option.Option<Redacted.Redacted>) =>
     )
     return { router, drain: turns.drain }
   })
+
+/**
+ * Serves `app` on the HTTP server in context until the scope closes. The server's span for each request
+ * (`http.server <method>`, the parent of the turn's) is made only when a tracer exports spans, as the turn's own
+ * are: under the default tracer nobody reads it, and making it (the URL parsed, the headers copied and redacted,
+ * an attribute for each) is several dozen runtime operations of every request.
+ */
+export const serveApp = <E, R>(app: HttpApp.Default<E, R>) =>
+  Effect.flatMap(Effect.tracer, (tracer) =>
+    isExporting(tracer)
+      ? HttpServer.serveEffect(app)
+      : HttpMiddleware.withTracerDisabledWhenEffect(HttpServer.serveEffect(app), () => true))
 
 /** The methods of each route, for the 405 of a known path asked with another method. */
 const routes: ReadonlyArray<readonly [RegExp, string]> = [
@@ -137,7 +151,7 @@ export const HttpServerLive = Layer.unwrapScoped(
     // still answers (/health, and 503 to new turns); only then does it stop listening.
     const draining = Layer.scopedDiscard(Effect.addFinalizer(() => drain(shutdownGraceMs)))
     return draining.pipe(
-      Layer.provideMerge(HttpServer.serve(router).pipe(HttpServer.withLogAddress)),
+      Layer.provideMerge(Layer.scopedDiscard(serveApp(router)).pipe(HttpServer.withLogAddress)),
       Layer.provide(listening)
     )
   })

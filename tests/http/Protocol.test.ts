@@ -1,8 +1,9 @@
-import { HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Stream } from "effect"
+import { Effect, Fiber, Layer, Option, Stream, Tracer } from "effect"
 import * as NodeNet from "node:net"
 import { decodeTrace } from "../../src/domain/ExecutionTrace.js"
+import { serveApp } from "../../src/http/Server.js"
 import type { TestOptions } from "../../src/layers/Test.js"
 import { RecordedTraces } from "../../src/layers/traces/TraceStoreMemory.js"
 import { Budget } from "../../src/services/Budget.js"
@@ -174,4 +175,30 @@ describe("the HTTP protocol around the routes", () => {
       const traces = yield* (yield* RecordedTraces).all
       assert.deepStrictEqual(traces.map((trace) => trace.user_message), ["after the one that left"])
     }).pipe(served()))
+
+  // A route that answers with the name of the span it runs under.
+  const spanRoute = HttpRouter.empty.pipe(
+    HttpRouter.get(
+      "/span",
+      Effect.map(
+        Effect.option(Effect.currentSpan),
+        (span) => HttpServerResponse.text(Option.match(span, { onNone: () => "none", onSome: (span) => span.name }))
+      )
+    )
+  )
+  const spanOfRequest = Effect.flatMap(get("/span"), (response) => response.text)
+
+  it.scoped("under the default tracer (nothing exports spans) a request makes no server span", () =>
+    Effect.gen(function*() {
+      yield* serveApp(spanRoute)
+      assert.strictEqual(yield* spanOfRequest, "none")
+    }).pipe(Effect.provide(Loopback)))
+
+  it.scoped("under a tracer that exports, each request runs under the server's span", () =>
+    Effect.gen(function*() {
+      const base = yield* Effect.tracer
+      const exporting = Tracer.make({ span: (...args) => base.span(...args), context: base.context })
+      yield* Effect.withTracer(serveApp(spanRoute), exporting)
+      assert.strictEqual(yield* spanOfRequest, "http.server GET")
+    }).pipe(Effect.provide(Loopback)))
 })

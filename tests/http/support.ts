@@ -5,7 +5,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { execFile } from "node:child_process"
 import * as NodeFs from "node:fs"
 import { createServer } from "node:http"
-import { makeRouter } from "../../src/http/Server.js"
+import { makeRouter, serveApp } from "../../src/http/Server.js"
 import { ErrorCountingLogger } from "../../src/layers/Logging.js"
 import { TestLayer, type TestOptions } from "../../src/layers/Test.js"
 
@@ -24,7 +24,7 @@ export const ServedGraph = (options: TestOptions) => ErrorCountingLogger.pipe(La
 export const serve = (token: string | null = TOKEN) =>
   Effect.flatMap(
     makeRouter(token === null ? Option.none() : Option.some(Redacted.make(token))),
-    (router) => HttpServer.serveEffect(router)
+    serveApp
   )
 
 export const get = (path: string, token?: string) =>
