@@ -1,6 +1,7 @@
 import { type FileSystem, HttpClient, type HttpClientError, type Path } from "@effect/platform"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
+import { isExporting } from "../programs/Spans.js"
 import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
 import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
 
@@ -9,16 +10,21 @@ import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
 
 /**
  * The HTTP client (undici), loaded and started on the first request: the commands that make none (budget, audit,
- * backup) do not pay for loading it.
+ * backup) do not pay for loading it. Its span for each request (with the trace headers it sends) is made only when
+ * a tracer exports spans, as the turn's own are: otherwise nobody reads it.
  */
 export const HttpClientOnDemand = Layer.scoped(
   HttpClient.HttpClient,
   Effect.gen(function*() {
     const scope = yield* Effect.scope
+    const exporting = isExporting(yield* Effect.tracer)
     const client = yield* Effect.cached(
       Effect.promise(() => import("@effect/platform-node/NodeHttpClient")).pipe(
         Effect.flatMap((module) => Layer.buildWithScope(module.layerUndici, scope)),
-        Effect.map((context) => Context.get(context, HttpClient.HttpClient))
+        Effect.map((context) => {
+          const undici = Context.get(context, HttpClient.HttpClient)
+          return exporting ? undici : HttpClient.withTracerDisabledWhen(undici, () => true)
+        })
       )
     )
     return HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
