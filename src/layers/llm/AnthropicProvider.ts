@@ -5,6 +5,7 @@ import type { AnthropicProviderConfig } from "../../domain/AppConfig.js"
 import { LlmError } from "../../domain/Errors.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
 import { hideSecret, truncateEnd } from "../../domain/Text.js"
+import { withSpanWhenTraced } from "../../programs/Spans.js"
 import {
   encodeRequest,
   ErrorBody,
@@ -72,31 +73,36 @@ export const makeAnthropicProvider = (
           })
       })
 
-    const generate = Effect.fn("AnthropicProvider.generate")(function*(request: LlmRequest) {
-      const payload = encodeRequest(config.model, request.maxTokens ?? config.maxTokens, request)
-      const withKey = Option.match(apiKey, {
-        onNone: () => base,
-        onSome: (key) => HttpClientRequest.setHeader(base, "x-api-key", Redacted.value(key))
-      })
-      const httpRequest = yield* HttpClientRequest.bodyJson(withKey, payload).pipe(
-        Effect.mapError((error) =>
-          new LlmError({
-            reason: "BadRequest",
-            provider: name,
-            message: `cannot encode the request as JSON: ${
-              error.reason._tag === "JsonError" ? String(error.reason.error) : error.reason._tag
-            }`
-          })
+    // Its span only when a tracer exports spans (Effect.fn would make one, stack trace included, for every call).
+    const generate = Effect.fnUntraced(
+      function*(request: LlmRequest) {
+        const payload = encodeRequest(config.model, request.maxTokens ?? config.maxTokens, request)
+        const withKey = Option.match(apiKey, {
+          onNone: () => base,
+          onSome: (key) => HttpClientRequest.setHeader(base, "x-api-key", Redacted.value(key))
+        })
+        const httpRequest = yield* HttpClientRequest.bodyJson(withKey, payload).pipe(
+          Effect.mapError((error) =>
+            new LlmError({
+              reason: "BadRequest",
+              provider: name,
+              message: `cannot encode the request as JSON: ${
+                error.reason._tag === "JsonError" ? String(error.reason.error) : error.reason._tag
+              }`
+            })
+          )
         )
-      )
-      const response = yield* Effect.mapError(client.execute(httpRequest), (error) => transport(error))
-      const body = yield* Effect.mapError(response.text, (error) => transport(error, response.status))
-      if (response.status < 200 || response.status >= 300) {
-        const now = yield* Clock.currentTimeMillis
-        return yield* statusError(name, response.status, errorText(hideKey(body)), response.headers, now)
-      }
-      return yield* decode(body)
-    }, Effect.mapBoth({ onFailure: hideInError(hideKey), onSuccess: hideInResponse(hideKey) }))
+        const response = yield* Effect.mapError(client.execute(httpRequest), (error) => transport(error))
+        const body = yield* Effect.mapError(response.text, (error) => transport(error, response.status))
+        if (response.status < 200 || response.status >= 300) {
+          const now = yield* Clock.currentTimeMillis
+          return yield* statusError(name, response.status, errorText(hideKey(body)), response.headers, now)
+        }
+        return yield* decode(body)
+      },
+      Effect.mapBoth({ onFailure: hideInError(hideKey), onSuccess: hideInResponse(hideKey) }),
+      withSpanWhenTraced("AnthropicProvider.generate")
+    )
 
     return { name, model: config.model, generate, maxOutputTokens: config.maxTokens }
   })

@@ -6,6 +6,7 @@ import type { FinishReason } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
 import { hideSecret, truncateEnd } from "../../domain/Text.js"
 import { toolCallFromWire } from "../../domain/ToolCall.js"
+import { withSpanWhenTraced } from "../../programs/Spans.js"
 import { badResponse, hideInError, hideInResponse, statusError, transportError } from "./HttpFailure.js"
 import { ChatCompletion, chatCompletionBody, errorBodyMessage, WireErrorBody } from "./OpenAiWire.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
@@ -131,9 +132,9 @@ export const makeOpenAiProvider = (
       )
     }
 
-    const generate = Effect.fn("OpenAiProvider.generate")(
+    // Its span only when a tracer exports spans (Effect.fn would make one, stack trace included, for every call).
+    const generate = Effect.fnUntraced(
       function*(request: LlmRequest) {
-        yield* Effect.annotateCurrentSpan({ provider: name })
         const httpRequest = yield* Effect.try({
           try: () => HttpClientRequest.bodyUnsafeJson(endpoint, chatCompletionBody(config, request)),
           catch: (error) =>
@@ -158,7 +159,8 @@ export const makeOpenAiProvider = (
         return yield* decodeBody(body.right)
       },
       // Decoding may have turned an escaped key back into the key: what comes out is hidden again afterwards.
-      Effect.mapBoth({ onFailure: hideInError(redact), onSuccess: hideInResponse(redact) })
+      Effect.mapBoth({ onFailure: hideInError(redact), onSuccess: hideInResponse(redact) }),
+      withSpanWhenTraced("OpenAiProvider.generate", () => ({ attributes: { provider: name } }))
     )
 
     return { name, model: config.model, generate, maxOutputTokens: config.maxTokens }

@@ -8,6 +8,7 @@ import type { LlmRequest, Message } from "../../../src/domain/LlmTypes.js"
 import { makeAnthropicProvider } from "../../../src/layers/llm/AnthropicProvider.js"
 import { makePricing } from "../../../src/layers/llm/Pricing.js"
 import { localServer, type ReceivedRequest, refusedUrl, type Reply } from "../../support/LocalServer.js"
+import { recordingTracer } from "./support.js"
 
 const fixture = (file: string): string =>
   readFileSync(new URL(`../../fixtures/anthropic/${file}`, import.meta.url), "utf8")
@@ -134,6 +135,16 @@ describe("AnthropicProvider", () => {
         ])
         assert.strictEqual(response.finishReason, "tool_call")
         assert.deepStrictEqual(response.usage, { input: 418, output: 113, cached: 0, cacheWrite: 0 })
+      }))
+
+    it.scoped("under a tracer that exports, a call is the span AnthropicProvider.generate", () =>
+      Effect.gen(function*() {
+        const { spans, tracer } = yield* recordingTracer
+        yield* answer([{ body: fixture("nonstream-text.json") }]).pipe(Effect.withTracer(tracer))
+        assert.deepStrictEqual(
+          spans.filter((span) => span.name === "AnthropicProvider.generate").map((span) => span.name),
+          ["AnthropicProvider.generate"]
+        )
       }))
 
     it.scoped("stop_reason max_tokens is finish reason length (derived from nonstream-text.json)", () =>

@@ -7,6 +7,7 @@ import type { LlmError } from "../../../src/domain/Errors.js"
 import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
 import { makeOpenAiProvider } from "../../../src/layers/llm/OpenAiProvider.js"
 import { localServer, type ReceivedRequest, refusedUrl, type Reply } from "../../support/LocalServer.js"
+import { recordingTracer } from "./support.js"
 
 const KEY = "sk-test-5f3c0e7a9b1d4c2e8f6a"
 /** The tier layer enforces timeouts; the provider is handed the budget and does not time itself. */
@@ -190,6 +191,14 @@ layer(NodeHttpClient.layerUndici)("OpenAiProvider: the request on the wire", (it
 })
 
 layer(NodeHttpClient.layerUndici)("OpenAiProvider: recorded responses", (it) => {
+  it.scoped("under a tracer that exports, a call is the span OpenAiProvider.generate, with its provider", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = yield* recordingTracer
+      yield* answer(fixture("nonstream-text-plain.json")).pipe(Effect.withTracer(tracer))
+      const [span] = spans.filter((span) => span.name === "OpenAiProvider.generate")
+      assert.strictEqual(span?.attributes.get("provider"), "openai:gpt-4o")
+    }))
+
   it.scoped("a plain answer (nonstream-text-plain.json)", () =>
     Effect.gen(function*() {
       const response = yield* answer(fixture("nonstream-text-plain.json"))
