@@ -161,16 +161,17 @@ export const makeSessionsSql = Effect.gen(function*() {
       withSpanWhenTraced("Sessions.recordTurn")
     )
 
-  const addSummary = Effect.fn("Sessions.addSummary")((sessionId: string, summary: SessionSummary) =>
+  // Once a long session has a summary, every turn adds one: its span only when a tracer exports spans.
+  const addSummary = (sessionId: string, summary: SessionSummary) =>
     direct.run(
       sql`INSERT OR REPLACE INTO session_summaries ${
         sql.insert({ session_id: sessionId, ...summary, tainted_by: JSON.stringify(summary.tainted_by) })
       }`
     ).pipe(
       Effect.asVoid,
-      Effect.catchTag("SqlError", ioError(sessionId, "cannot store the summary"))
+      Effect.catchTag("SqlError", ioError(sessionId, "cannot store the summary")),
+      withSpanWhenTraced("Sessions.addSummary")
     )
-  )
 
   const startNew = Effect.fn("Sessions.startNew")(function*(channel: string, owner: string) {
     const id = `${channel}-${yield* ids.next("session")}`

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect, TestClock, Tracer } from "effect"
 import * as NodeFs from "node:fs/promises"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
@@ -94,4 +94,27 @@ describe("Session history", () => {
       ])
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer, traceStore: "file" })))
   })
+
+  it.scoped("a summary stored under a tracer that exports is the span Sessions.addSummary", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const home = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-sessions-summary-span-" })
+      const base = yield* Effect.tracer
+      const names: Array<string> = []
+      const exporting = Tracer.make({
+        span: (name, ...rest) => {
+          names.push(name)
+          return base.span(name, ...rest)
+        },
+        context: base.context
+      })
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          yield* turn("hello")
+          const sessions = yield* Sessions
+          yield* sessions.addSummary("s", { covers_through: 1, text: "They said hello.", at: 0, tainted_by: [] })
+        }).pipe(Effect.provide(TestLayer({ home, sessions: "sqlite" })))
+      ).pipe(Effect.withTracer(exporting))
+      assert.include(names, "Sessions.addSummary")
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
