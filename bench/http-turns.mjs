@@ -20,7 +20,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cli, startServe } from './lib/serve.mjs';
+import { cli, postTurn, startServe } from './lib/serve.mjs';
 
 const scenario = process.env.BENCH_SCENARIO || 'http-turns';
 const SECONDS = Number(process.env.TURNS_SECONDS || 5);
@@ -57,35 +57,20 @@ async function hammer(address, pid) {
   const codes = new Map();
   const latencies = [];
   let session = 0;
-  const post = (record) =>
-    new Promise((resolve, reject) => {
-      const body = JSON.stringify({ message: 'Remember: the meeting is at 10.', session_id: `bench-${session++ % CONC}` });
-      const started = performance.now();
-      const request = http.request(
-        url,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            authorization: `Bearer ${TOKEN}`,
-          },
-        },
-        (response) => {
-          response.resume();
-          response.on('end', () => {
-            if (record) {
-              latencies.push(performance.now() - started);
-              codes.set(response.statusCode, (codes.get(response.statusCode) ?? 0) + 1);
-            }
-            resolve();
-          });
-        },
-      );
-      request.on('error', reject);
-      request.end(body);
+  const post = async (record) => {
+    const started = performance.now();
+    const status = await postTurn({
+      url,
+      agent,
+      token: TOKEN,
+      message: 'Remember: the meeting is at 10.',
+      sessionId: `bench-${session++ % CONC}`,
     });
+    if (record) {
+      latencies.push(performance.now() - started);
+      codes.set(status, (codes.get(status) ?? 0) + 1);
+    }
+  };
   // For `seconds`, or for exactly `count` turns when one is given (the sessions then end as long in every run).
   const run = async (seconds, count, record) => {
     const until = performance.now() + seconds * 1000;

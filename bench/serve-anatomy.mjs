@@ -12,6 +12,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { postTurn } from './lib/serve.mjs';
 
 const TURNS = Number(process.env.TURNS || 2000);
 const WARMUP = Number(process.env.WARMUP || 200);
@@ -60,30 +61,16 @@ try {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
   const url = new URL('/v1/turns', address);
   let session = 0;
-  const post = () =>
-    new Promise((resolve, reject) => {
-      const body = JSON.stringify({ message: 'Remember: the meeting is at 10.', session_id: `anatomy-${session++}` });
-      const request = http.request(
-        url,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            authorization: `Bearer ${TOKEN}`,
-          },
-        },
-        (response) => {
-          response.resume();
-          response.on('end', () =>
-            response.statusCode === 200 ? resolve() : reject(new Error(`POST /v1/turns answered ${response.statusCode}`)),
-          );
-        },
-      );
-      request.on('error', reject);
-      request.end(body);
+  const post = async () => {
+    const status = await postTurn({
+      url,
+      agent,
+      token: TOKEN,
+      message: 'Remember: the meeting is at 10.',
+      sessionId: `anatomy-${session++}`,
     });
+    if (status !== 200) throw new Error(`POST /v1/turns answered ${status}`);
+  };
   const run = async (count) => {
     let left = count;
     await Promise.all(Array.from({ length: 16 }, async () => {

@@ -1,5 +1,6 @@
 // Starts the built `myclaw serve` on a free port of 127.0.0.1 and resolves once it listens.
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 export const cli = fileURLToPath(new URL('../../dist/cli/myclaw.mjs', import.meta.url));
@@ -33,5 +34,33 @@ export function startServe(env, file = cli) {
       clearTimeout(timer);
       reject(new Error(`myclaw serve exited with ${code}:\n${seen}`));
     });
+  });
+}
+
+/**
+ * POST /v1/turns with `message` in session `sessionId` through `agent` (keep-alive), bearing `token`: resolves with
+ * the answer's status once its body has been read.
+ */
+export function postTurn({ url, agent, token, message, sessionId }) {
+  const body = JSON.stringify({ message, session_id: sessionId });
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          authorization: `Bearer ${token}`,
+        },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode));
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
   });
 }
