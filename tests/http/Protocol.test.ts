@@ -1,12 +1,13 @@
 import { HttpClient, HttpClientRequest, HttpRouter, HttpServer, HttpServerResponse } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Stream, Tracer } from "effect"
+import { Effect, Fiber, Layer, Option, Stream } from "effect"
 import * as NodeNet from "node:net"
 import { decodeTrace } from "../../src/domain/ExecutionTrace.js"
 import { serveApp } from "../../src/http/Server.js"
 import type { TestOptions } from "../../src/layers/Test.js"
 import { RecordedTraces } from "../../src/layers/traces/TraceStoreMemory.js"
 import { Budget } from "../../src/services/Budget.js"
+import { recordingTracer } from "../support/Tracing.js"
 import { get, Loopback, postJson, serve, ServedGraph, TOKEN } from "./support.js"
 
 const served = (options: TestOptions = { script: [{ text: "Hello!" }, { text: "Again!" }] }) =>
@@ -196,9 +197,8 @@ describe("the HTTP protocol around the routes", () => {
 
   it.scoped("under a tracer that exports, each request runs under the server's span", () =>
     Effect.gen(function*() {
-      const base = yield* Effect.tracer
-      const exporting = Tracer.make({ span: (...args) => base.span(...args), context: base.context })
-      yield* Effect.withTracer(serveApp(spanRoute), exporting)
+      const { tracer } = yield* recordingTracer
+      yield* Effect.withTracer(serveApp(spanRoute), tracer)
       assert.strictEqual(yield* spanOfRequest, "http.server GET")
     }).pipe(Effect.provide(Loopback)))
 })

@@ -1,9 +1,10 @@
 import { HttpClient } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Tracer } from "effect"
+import { Effect } from "effect"
 import * as NodeHttp from "node:http"
 import type { AddressInfo } from "node:net"
 import { HttpClientOnDemand } from "../../src/layers/Base.js"
+import { recordingTracer } from "../support/Tracing.js"
 
 interface Recording {
   readonly url: string
@@ -49,17 +50,9 @@ describe("HttpClientOnDemand", () => {
   it.scoped("under a tracer that exports, each request is a span whose context travels in `traceparent`", () =>
     Effect.gen(function*() {
       const { headers, url } = yield* recordingServer
-      const base = yield* Effect.tracer
-      const spans: Array<string> = []
-      const exporting = Tracer.make({
-        span: (name, ...rest) => {
-          spans.push(name)
-          return base.span(name, ...rest)
-        },
-        context: base.context
-      })
-      yield* getWith(url).pipe(Effect.withTracer(exporting))
-      assert.deepStrictEqual(spans, ["http.client GET"])
+      const { spans, tracer } = yield* recordingTracer
+      yield* getWith(url).pipe(Effect.withTracer(tracer))
+      assert.deepStrictEqual(spans.map((span) => span.name), ["http.client GET"])
       assert.match(String(headers[0]?.traceparent), /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/)
     }))
 })

@@ -8,7 +8,7 @@ import type { LlmRequest, Message } from "../../../src/domain/LlmTypes.js"
 import { makeAnthropicProvider } from "../../../src/layers/llm/AnthropicProvider.js"
 import { makePricing } from "../../../src/layers/llm/Pricing.js"
 import { localServer, type ReceivedRequest, refusedUrl, type Reply } from "../../support/LocalServer.js"
-import { recordingTracer } from "./support.js"
+import { recordingTracer } from "../../support/Tracing.js"
 
 const fixture = (file: string): string =>
   readFileSync(new URL(`../../fixtures/anthropic/${file}`, import.meta.url), "utf8")

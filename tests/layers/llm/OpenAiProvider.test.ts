@@ -7,7 +7,7 @@ import type { LlmError } from "../../../src/domain/Errors.js"
 import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
 import { makeOpenAiProvider } from "../../../src/layers/llm/OpenAiProvider.js"
 import { localServer, type ReceivedRequest, refusedUrl, type Reply } from "../../support/LocalServer.js"
-import { recordingTracer } from "./support.js"
+import { recordingTracer } from "../../support/Tracing.js"
 
 const KEY = "sk-test-5f3c0e7a9b1d4c2e8f6a"
 /** The tier layer enforces timeouts; the provider is handed the budget and does not time itself. */

@@ -1,4 +1,4 @@
-import { Effect, Fiber, Logger, LogLevel, Option, TestClock, Tracer } from "effect"
+import { Effect, Fiber, Logger, LogLevel, Option, TestClock } from "effect"
 import { LlmError, type LlmFailure } from "../../../src/domain/Errors.js"
 import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
 import type { TierSettings } from "../../../src/layers/llm/LlmTiers.js"
@@ -64,20 +64,3 @@ export const settle = <A, E>(effect: Effect.Effect<A, E>) =>
     for (let i = 0; i < 10_000 && Option.isNone(yield* Fiber.poll(fiber)); i++) yield* TestClock.adjust("100 millis")
     return yield* Fiber.join(fiber)
   }).pipe(Logger.withMinimumLogLevel(LogLevel.None))
-
-/**
- * A tracer that exports (any tracer but the default one: spans are then made) and keeps every span it makes, for
- * the spans' names and attributes.
- */
-export const recordingTracer = Effect.map(Effect.tracer, (base) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (...args) => {
-      const span = base.span(...args)
-      spans.push(span)
-      return span
-    },
-    context: base.context
-  })
-  return { tracer, spans }
-})

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock, Tracer } from "effect"
+import { Effect, TestClock } from "effect"
 import * as NodeFs from "node:fs/promises"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
@@ -9,6 +9,7 @@ import { TestLayer } from "../../../src/layers/Test.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
 import { Sessions } from "../../../src/services/Sessions.js"
 import { recordingLlm } from "../../contract/fixtures.js"
+import { recordingTracer } from "../../support/Tracing.js"
 
 const Database = createRequire(import.meta.url)("better-sqlite3") as new(file: string) => {
   prepare: (sql: string) => { run: () => unknown; get: () => unknown }
@@ -99,22 +100,14 @@ describe("Session history", () => {
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const home = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-sessions-summary-span-" })
-      const base = yield* Effect.tracer
-      const names: Array<string> = []
-      const exporting = Tracer.make({
-        span: (name, ...rest) => {
-          names.push(name)
-          return base.span(name, ...rest)
-        },
-        context: base.context
-      })
+      const { spans, tracer } = yield* recordingTracer
       yield* Effect.scoped(
         Effect.gen(function*() {
           yield* turn("hello")
           const sessions = yield* Sessions
           yield* sessions.addSummary("s", { covers_through: 1, text: "They said hello.", at: 0, tainted_by: [] })
         }).pipe(Effect.provide(TestLayer({ home, sessions: "sqlite" })))
-      ).pipe(Effect.withTracer(exporting))
-      assert.include(names, "Sessions.addSummary")
+      ).pipe(Effect.withTracer(tracer))
+      assert.include(spans.map((span) => span.name), "Sessions.addSummary")
     }).pipe(Effect.provide(NodeContext.layer)))
 })
