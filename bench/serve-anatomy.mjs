@@ -81,12 +81,16 @@ try {
   child.kill('SIGUSR2');
   await run(TURNS);
   child.kill('SIGUSR2');
-  const line = await new Promise((resolve) => {
+  const line = await new Promise((resolve, reject) => {
+    const started = Date.now();
     const timer = setInterval(() => {
       const match = /OPS (\{.*\})\n/.exec(seen);
       if (match) {
         clearInterval(timer);
         resolve(match[1]);
+      } else if (Date.now() - started > 20_000) {
+        clearInterval(timer);
+        reject(new Error(`no count from the served process within 20 s:\n${seen.slice(-2000)}`));
       }
     }, 20);
   });

@@ -29,7 +29,9 @@ const carried = (name, op) => {
 
 let counting = false;
 let total = 0;
-const fibers = new Map();
+// Each fiber's counts, kept apart from the fiber itself (which the count must not keep alive).
+const countsOf = new WeakMap();
+const counted = [];
 const proto = FiberRuntime.prototype;
 for (const name of Object.getOwnPropertyNames(proto)) {
   if (!/^[A-Z][A-Za-z]+$/.test(name) || typeof proto[name] !== 'function') continue;
@@ -37,10 +39,11 @@ for (const name of Object.getOwnPropertyNames(proto)) {
   proto[name] = function (op) {
     if (counting) {
       total += 1;
-      let fiber = fibers.get(this);
+      let fiber = countsOf.get(this);
       if (fiber === undefined) {
         fiber = { first: [], ops: 0 };
-        fibers.set(this, fiber);
+        countsOf.set(this, fiber);
+        counted.push(fiber);
       }
       fiber.ops += 1;
       if (fiber.first.length < 2) {
@@ -56,7 +59,7 @@ process.on('SIGUSR2', () => {
   counting = !counting;
   if (counting) return;
   const kinds = new Map();
-  for (const { first, ops } of fibers.values()) {
+  for (const { first, ops } of counted) {
     const kind = first.join(' | ');
     const entry = kinds.get(kind) ?? { fibers: 0, ops: 0 };
     entry.fibers += 1;
