@@ -42,6 +42,28 @@ const pastTurn = (turn: SessionTurn): PastTurn => ({
   ...(turn.answered_at === null ? {} : { answeredAt: turn.answered_at })
 })
 
+/** The workspace files of the prompt's stable blocks, in the blocks' order. */
+const PROMPT_FILES = ["SOUL.md", "IDENTITY.md", "USER.md", "MEMORY.md"] as const
+
+/** What a file's stat showed when it was read: a file is read again when any of these differ. */
+interface Seen {
+  readonly ino: number
+  readonly size: number
+  readonly mtimeMs: number
+}
+
+/** The file's stat now; null when it is missing (or cannot be stat'ed). */
+const statNow = (path: string): Seen | null => {
+  try {
+    return NodeFs.statSync(path, { throwIfNoEntry: false }) ?? null
+  } catch {
+    return null
+  }
+}
+
+const sameSeen = (a: Seen | null, b: Seen | null): boolean =>
+  a === null || b === null ? a === b : a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+
 /** Constitution, identity, tools, long-term memory (the stable prefix), then history and the user message. */
 export const PromptBuilderLive = Layer.effect(
   PromptBuilder,
@@ -53,31 +75,51 @@ export const PromptBuilderLive = Layer.effect(
     const tools = toolsBlock(registry.tools)
     const constitution = yield* makeConstitutionWatch(workspace.root, yield* AuditLog)
 
-    // The four files are read again only when they change (a synchronous stat is a few microseconds; reading
-    // them every turn was a tenth of the runtime's own time per step). A missing file is an answer, not an
-    // exception: a thrown error costs three times the stat, on every turn of a workspace without that file.
-    const cache = new Map<string, { readonly fingerprint: string; readonly text: string | undefined }>()
-    const fingerprint = (file: string): string => {
-      try {
-        const stat = NodeFs.statSync(NodePath.join(workspace.root, file), { throwIfNoEntry: false })
-        return stat === undefined ? "missing" : `${stat.ino}:${stat.size}:${stat.mtimeMs}`
-      } catch {
-        return "missing"
-      }
+    // The four files are read again only when one of them changes (a synchronous stat is a few microseconds;
+    // reading them every turn was a tenth of the runtime's own time per step), and the blocks made of them are
+    // made again only then: a turn whose files did not change gets the same (frozen) blocks as the turn before,
+    // in one step. A missing file is an answer, not an exception: a thrown error costs three times the stat, on
+    // every turn of a workspace without that file.
+    const paths = PROMPT_FILES.map((file) => NodePath.join(workspace.root, file))
+    const known: Array<{ readonly seen: Seen | null; readonly text: string | undefined } | undefined> = PROMPT_FILES
+      .map(() => undefined)
+    let blocks: ReadonlyArray<SystemBlock> | undefined
+    const makeBlocks = (): ReadonlyArray<SystemBlock> => {
+      const [soul, identity, user, memory] = known.map((file) => file?.text)
+      const made: Array<SystemBlock> = [
+        { name: "constitution", text: soul ?? "", stable: true },
+        { name: "identity", text: identity ?? "", stable: true },
+        { name: "tools", text: tools, stable: true },
+        { name: "memory", text: [user, memory].filter((text) => text?.trim()).join("\n\n"), stable: true }
+      ]
+      return Object.freeze(made.filter((block) => block.text.trim() !== ""))
     }
-    const read = (file: string) =>
-      Effect.suspend(() => {
-        const current = fingerprint(file)
-        const cached = cache.get(file)
-        if (cached?.fingerprint === current) return Effect.succeed(cached.text)
-        return Effect.tap(workspace.readOptional(file), (text) =>
-          Effect.zipRight(
-            Effect.sync(() => cache.set(file, { fingerprint: current, text })),
-            file === "SOUL.md" ? constitution.notice(text) : Effect.void
-          ))
-      })
+    const reread = (changed: ReadonlyArray<readonly [index: number, seen: Seen | null]>) =>
+      Effect.map(
+        Effect.forEach(changed, ([index, seen]) =>
+          Effect.flatMap(workspace.readOptional(PROMPT_FILES[index]!), (text) => {
+            known[index] = { seen, text }
+            return index === 0 ? constitution.notice(text) : Effect.void
+          }), { discard: true }),
+        () =>
+          blocks = makeBlocks()
+      )
+    /** The stable blocks of the prompt, from the files as they are now. */
+    const stableBlocks = Effect.suspend(() => {
+      let changed: Array<readonly [number, Seen | null]> | undefined
+      for (let index = 0; index < paths.length; index++) {
+        const stat = statNow(paths[index]!)
+        const before = known[index]
+        if (before === undefined || !sameSeen(before.seen, stat)) {
+          const seen = stat === null ? null : { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs }
+          changed = changed ?? []
+          changed.push([index, seen])
+        }
+      }
+      return changed === undefined && blocks !== undefined ? Effect.succeed(blocks) : reread(changed ?? [])
+    })
     // At start: a change made while myclaw was stopped is recorded before the first turn.
-    yield* read("SOUL.md").pipe(Effect.ignore)
+    yield* stableBlocks.pipe(Effect.ignore)
 
     const build = Effect.fnUntraced(
       function*(input: {
@@ -86,28 +128,20 @@ export const PromptBuilderLive = Layer.effect(
         userMessage: string
         history?: SessionHistory | undefined
       }) {
-        const soul = yield* read("SOUL.md")
-        const identity = yield* read("IDENTITY.md")
-        const user = yield* read("USER.md")
-        const memory = yield* read("MEMORY.md")
-        if (soul === undefined) {
+        const stable = yield* stableBlocks
+        if (known[0]?.text === undefined) {
           return yield* new WorkspaceError({
-            path: NodePath.join(workspace.root, "SOUL.md"),
+            path: paths[0]!,
             reason: "ConstitutionMissing",
             message: "SOUL.md (the constitution) is missing from the workspace, and myclaw does not act without it: " +
               "restore it, or restart myclaw to get the default one back (the change is audited)"
           })
         }
-        const system: Array<SystemBlock> = [
-          { name: "constitution", text: soul ?? "", stable: true },
-          { name: "identity", text: identity ?? "", stable: true },
-          { name: "tools", text: tools, stable: true },
-          { name: "memory", text: [user, memory].filter((text) => text?.trim()).join("\n\n"), stable: true }
-        ]
         const stored = input.history ?? (yield* sessions.history(input.sessionId, input.channel))
         const conversation = conversationOf(stored.turns)
         const history = conversation.turns.map(pastTurn)
         const messages: Array<Message> = []
+        let system = stable
         const taint = new Set<string>()
         const summary = conversation.restarted ? null : stored.summary
         if (summary !== null) {
@@ -119,7 +153,7 @@ export const PromptBuilderLive = Layer.effect(
             isoAt(summary.at),
             yield* ids.next("wrapper")
           )
-          system.push({ name: "summary", text: `${SUMMARY_HEADING}\n${text}`, stable: false })
+          system = [...stable, { name: "summary", text: `${SUMMARY_HEADING}\n${text}`, stable: false }]
         }
         for (const turn of history) {
           messages.push({ role: "user", content: turn.userMessage })
@@ -139,7 +173,7 @@ export const PromptBuilderLive = Layer.effect(
         }
         messages.push({ role: "user", content: input.userMessage })
         return {
-          system: system.filter((block) => block.text.trim() !== ""),
+          system,
           messages,
           taint: [...taint],
           history,

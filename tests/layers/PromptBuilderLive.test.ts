@@ -62,6 +62,35 @@ describe("PromptBuilderLive", () => {
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
   })
 
+  it.scoped("a change to one file is read again while the blocks of the unchanged files stay as they were", () => {
+    const llm = recordingLlm([{ text: "1" }, { text: "2" }, { text: "3" }, { text: "4" }])
+    return Effect.gen(function*() {
+      const workspace = yield* Workspace
+      const runtime = yield* AgentRuntime
+      yield* writeFile(workspace, "IDENTITY.md", "I am Claw.")
+      yield* writeFile(workspace, "USER.md", "The owner is Ada.")
+      const turn = runtime.handle({ userMessage: "hi", sessionId: "s", channel: "test" })
+      yield* turn
+      yield* turn
+      yield* writeFile(workspace, "IDENTITY.md", "I am Claw, second edition.")
+      yield* turn
+      yield* writeFile(workspace, "SOUL.md", "# Constitution\nBe brief.")
+      yield* turn
+      const blocks = llm.requests.map((request) => request.system.map((block) => `${block.name}: ${block.text}`))
+      assert.deepStrictEqual(blocks[1], blocks[0])
+      const identities = blocks.map((system) => system.find((block) => block.startsWith("identity: ")))
+      assert.deepStrictEqual(identities, [
+        "identity: I am Claw.",
+        "identity: I am Claw.",
+        "identity: I am Claw, second edition.",
+        "identity: I am Claw, second edition."
+      ])
+      assert.strictEqual(blocks[3]![0], "constitution: # Constitution\nBe brief.")
+      assert.deepStrictEqual(blocks[3]!.slice(1), blocks[2]!.slice(1))
+      assert.include(blocks[3]!.at(-1)!, "memory: The owner is Ada.")
+    }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
+  })
+
   it.scoped("earlier turns of the same session come back verbatim, other sessions do not", () => {
     const llm = recordingLlm([{ text: "Noted: blue." }, { text: "Red noted." }, { text: "Blue." }])
     return Effect.gen(function*() {
