@@ -69,6 +69,9 @@ export interface TurnState {
   readonly route: { readonly path: TurnPath; readonly reason: string } | null
 }
 
+// Most turns read nothing untrusted: they share one empty set (a turn that does makes a set of its own).
+const noHosts: ReadonlySet<string> = new Set()
+
 export const start = (input: TurnInput, traceId: string, startedAt: number): TurnState => ({
   input,
   traceId,
@@ -82,7 +85,7 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   costUsd: 0,
   invalidStreak: 0,
   forceFrontier: false,
-  taint: { sources: [], hosts: new Set(), inherited: [] },
+  taint: { sources: [], hosts: noHosts, inherited: [] },
   metadata: {},
   end: null,
   route: null
