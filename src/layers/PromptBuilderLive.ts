@@ -61,6 +61,9 @@ const statNow = (path: string): Seen | null => {
   }
 }
 
+/** A copy of the three numbers: a file's whole stat is not kept. */
+const seenOf = (stat: Seen): Seen => ({ ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs })
+
 const sameSeen = (a: Seen | null, b: Seen | null): boolean =>
   a === null || b === null ? a === b : a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
 
@@ -111,15 +114,16 @@ export const PromptBuilderLive = Layer.effect(
         const stat = statNow(paths[index]!)
         const before = known[index]
         if (before === undefined || !sameSeen(before.seen, stat)) {
-          const seen = stat === null ? null : { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs }
           changed = changed ?? []
-          changed.push([index, seen])
+          changed.push([index, stat === null ? null : seenOf(stat)])
         }
       }
       return changed === undefined && blocks !== undefined ? Effect.succeed(blocks) : reread(changed ?? [])
     })
-    // At start: a change made while myclaw was stopped is recorded before the first turn.
-    yield* stableBlocks.pipe(Effect.ignore)
+    // At start, the constitution alone: a change made while myclaw was stopped is recorded before the first turn.
+    // The other files are read by the first turn.
+    const soulAtStart = statNow(paths[0]!)
+    yield* reread([[0, soulAtStart === null ? null : seenOf(soulAtStart)]]).pipe(Effect.ignore)
 
     const build = Effect.fnUntraced(
       function*(input: {
