@@ -84,8 +84,23 @@ type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, 
 const turn = (input: TurnInput, hooks: TurnHooks) =>
   Effect.uninterruptibleMask((restore) => settledTurn(input, hooks, restore))
 
-const settledTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks, restore: Restore) {
-  // Known as running (what `/stop` interrupts) from here to its end.
+/**
+ * The turn between its setting up and its putting back, which runs however the turn ends. A combinator, not a
+ * generator: while the turn waits for its model, the fiber holds one handler here, not a suspended generator and
+ * its registers.
+ */
+const settledTurn = (input: TurnInput, hooks: TurnHooks, restore: Restore) =>
+  Effect.flatMap(
+    enterTurn(input, hooks),
+    (entered) =>
+      Effect.matchCauseEffect(closedTurn(input, entered.drawn, restore, entered.annotate), {
+        onSuccess: (trace) => Effect.as(leaveTurn(input, hooks, entered), trace),
+        onFailure: (cause) => Effect.zipRight(leaveTurn(input, hooks, entered), Effect.failCause(cause))
+      })
+  )
+
+/** Known as running (what `/stop` interrupts) from here to its end; its ids drawn into a log of its own. */
+const enterTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks) {
   const leave = yield* (yield* RunningTurns).enter(input.sessionId)
   yield* hooks.started(input)
   const drawnBefore = yield* FiberRef.get(DrawnIds)
@@ -97,12 +112,17 @@ const settledTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHoo
       HashMap.set(HashMap.set(annotationsBefore, "trace_id", traceId), "session_id", input.sessionId)
     )
   yield* FiberRef.set(DrawnIds, drawn)
-  const exit = yield* Effect.exit(closedTurn(input, drawn, restore, annotate))
-  yield* FiberRef.set(DrawnIds, drawnBefore)
-  yield* FiberRef.set(FiberRef.currentLogAnnotations, annotationsBefore)
+  return { leave, drawnBefore, annotationsBefore, drawn, annotate }
+})
+
+type Entered = Effect.Effect.Success<ReturnType<typeof enterTurn>>
+
+/** What `enterTurn` set, put back; the turn no longer running. */
+const leaveTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks, entered: Entered) {
+  yield* FiberRef.set(DrawnIds, entered.drawnBefore)
+  yield* FiberRef.set(FiberRef.currentLogAnnotations, entered.annotationsBefore)
   yield* hooks.ended(input)
-  yield* leave
-  return yield* exit
+  yield* entered.leave
 })
 
 /**
@@ -333,10 +353,25 @@ const loop = Effect.fnUntraced(function*(t: TurnContext) {
   return { outcome: "timeout_steps", response: stepsExhaustedMessage(config.maxSteps) } as const
 })
 
-const closedTurn = Effect.fnUntraced(function*(
+/**
+ * The turn opened, its loop run (the only interruptible part), and its trace closed exactly once, whatever
+ * happened in the loop. As in `settledTurn`, the loop's outcome goes to one handler.
+ */
+const closedTurn = (
   input: TurnInput,
   drawn: Array<DrawnId>,
   restore: Restore,
+  annotate: (traceId: string) => Effect.Effect<void>
+) =>
+  Effect.flatMap(openTurn(input, annotate), (opened) =>
+    Effect.matchCauseEffect(restore(loop(opened.t)), {
+      onSuccess: (end) => finishTurn(opened, drawn, Exit.succeed(end)),
+      onFailure: (cause) => finishTurn(opened, drawn, Exit.failCause(cause))
+    }))
+
+/** The turn's services, its trace id (its logs annotated with it) and its first state. */
+const openTurn = Effect.fnUntraced(function*(
+  input: TurnInput,
   annotate: (traceId: string) => Effect.Effect<void>
 ) {
   const { context: provided, runtime: { clock, traced } } = yield* servicesAndRuntime<
@@ -384,9 +419,17 @@ const closedTurn = Effect.fnUntraced(function*(
     fingerprinted: messagesFingerprint(),
     counted: messagesChars()
   }
+  return { t, clock, sink, budgetReads }
+})
 
-  // The trace is closed exactly once, whatever happened in the loop (this part is not interruptible).
-  const exit = yield* Effect.exit(restore(loop(t)))
+type Opened = Effect.Effect.Success<ReturnType<typeof openTurn>>
+
+/** The loop's outcome recorded (an interruption as user_aborted, a defect as an internal error), the trace closed. */
+const finishTurn = Effect.fnUntraced(function*(
+  { budgetReads, clock, sink, t }: Opened,
+  drawn: Array<DrawnId>,
+  exit: Exit.Exit<{ readonly outcome: Outcome; readonly response: string | null }, unknown>
+) {
   if (Exit.isSuccess(exit)) {
     yield* t.update((current) => TurnState.ended(current, exit.value.outcome, exit.value.response))
   } else if (Cause.isInterruptedOnly(exit.cause)) {
@@ -400,7 +443,7 @@ const closedTurn = Effect.fnUntraced(function*(
       )
     )
   }
-  const closed = yield* state
+  const closed = yield* t.state
   yield* rememberPlan(closed)
   const trace = TurnState.toTrace(closed, clock.unsafeCurrentTimeMillis(), drawn, budgetReads)
   yield* sink.close(trace)
