@@ -35,7 +35,7 @@ import {
   UNRECORDED,
   unrecordedMessage
 } from "./Messages.js"
-import { progressListener } from "./Progress.js"
+import { progressListener, type TurnProgress } from "./Progress.js"
 import { provenanceOf } from "./Provenance.js"
 import { think } from "./Think.js"
 import * as TurnState from "./TurnState.js"
@@ -306,15 +306,21 @@ const applyRule = Effect.fnUntraced(function*(t: TurnContext, name: string) {
   return { outcome: "success", response: decision.answer(steps) } as const
 })
 
-const loop = Effect.fnUntraced(function*(t: TurnContext) {
+/**
+ * The turn up to its first Thought: a rule's answer, a refusal, the session's summary, the prompt and a cached
+ * plan may end it here; otherwise it goes on to its steps, with the channel's progress listener. Its registers
+ * (the prompt, the session's history) are let go before the steps begin.
+ */
+const prepare = Effect.fnUntraced(function*(t: TurnContext) {
   const { input, config, audit, promptBuilder, traceId, update } = t
+  const ended = (end: TurnEnd): Prepared => ({ _tag: "Ended", end })
   const rule = ruleCommand(input.userMessage)
-  if (rule !== undefined) return yield* applyRule(t, rule.name)
+  if (rule !== undefined) return ended(yield* applyRule(t, rule.name))
   // Refused before any model is paid: a turn that cannot be recorded does not run.
   const ready = yield* Effect.either(audit.ready)
   if (ready._tag === "Left") {
     yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
-    return { outcome: "policy_denied", response: unrecordedMessage(ready.left.message) } as const
+    return ended({ outcome: "policy_denied", response: unrecordedMessage(ready.left.message) })
   }
   const compaction = yield* compactSession(input, config.traces.recordRequests)
   if (compaction._tag === "Compacted") yield* update((current) => TurnState.compacted(current, compaction))
@@ -333,7 +339,7 @@ const loop = Effect.fnUntraced(function*(t: TurnContext) {
       (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") ||
       (error._tag === "SessionError" && error.reason === "Forbidden")
     ) {
-      return { outcome: "policy_denied", response: `Not done: ${error.message}.` } as const
+      return ended({ outcome: "policy_denied", response: `Not done: ${error.message}.` })
     }
     return yield* error
   }
@@ -341,17 +347,47 @@ const loop = Effect.fnUntraced(function*(t: TurnContext) {
   yield* update((current) => TurnState.prompted(current, prompt))
   // A cached plan first: its calls pass the same gates; whatever stops it hands the turn to the loop below.
   const fast = yield* fastPath(input, traceId, { act: (calls) => act(t, calls), state: t.state, update })
-  if (fast._tag === "Served") return fast
+  if (fast._tag === "Served") return ended(fast)
   yield* update((current) => TurnState.routed(current, "react", fast.reason))
   // Read once: a channel that shows progress sets its listener around the whole turn.
-  const listener = yield* progressListener
-  for (let n = 0; n < config.maxSteps; n++) {
-    if (listener !== undefined) yield* listener({ _tag: "Step", step: n + 1, maxSteps: config.maxSteps })
-    const next = yield* step(t)
-    if (next._tag === "End") return next
-  }
-  return { outcome: "timeout_steps", response: stepsExhaustedMessage(config.maxSteps) } as const
+  const prepared: Prepared = { _tag: "Ready", listener: yield* progressListener }
+  return prepared
 })
+
+/** How a turn ends: its outcome and its answer. */
+interface TurnEnd {
+  readonly outcome: Outcome
+  readonly response: string | null
+}
+
+type Prepared =
+  | { readonly _tag: "Ended"; readonly end: TurnEnd }
+  | { readonly _tag: "Ready"; readonly listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined }
+
+type Step = ReturnType<typeof step>
+
+/**
+ * Step after step until one ends the turn, at most `maxSteps`: each step is the continuation of the last, not an
+ * iteration of a suspended generator (a parked turn holds no frame here).
+ */
+const steps = (
+  t: TurnContext,
+  listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined,
+  n: number
+): Effect.Effect<TurnEnd, Effect.Effect.Error<Step>, Effect.Effect.Context<Step>> => {
+  const { maxSteps } = t.config
+  if (n >= maxSteps) return Effect.succeed({ outcome: "timeout_steps", response: stepsExhaustedMessage(maxSteps) })
+  const next = listener === undefined
+    ? step(t)
+    : Effect.zipRight(listener({ _tag: "Step", step: n + 1, maxSteps }), step(t))
+  return Effect.flatMap(next, (result) => result._tag === "End" ? Effect.succeed(result) : steps(t, listener, n + 1))
+}
+
+const loop = (t: TurnContext) =>
+  Effect.flatMap(
+    prepare(t),
+    (prepared) => prepared._tag === "Ended" ? Effect.succeed(prepared.end) : steps(t, prepared.listener, 0)
+  )
 
 /**
  * The turn opened, its loop run (the only interruptible part), and its trace closed exactly once, whatever
