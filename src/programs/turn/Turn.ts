@@ -464,7 +464,7 @@ type Opened = Effect.Effect.Success<ReturnType<typeof openTurn>>
 const finishTurn = Effect.fnUntraced(function*(
   { budgetReads, clock, sink, t }: Opened,
   drawn: Array<DrawnId>,
-  exit: Exit.Exit<{ readonly outcome: Outcome; readonly response: string | null }, unknown>
+  exit: Exit.Exit<TurnEnd, unknown>
 ) {
   if (Exit.isSuccess(exit)) {
     yield* t.update((current) => TurnState.ended(current, exit.value.outcome, exit.value.response))
