@@ -313,14 +313,13 @@ const applyRule = Effect.fnUntraced(function*(t: TurnContext, name: string) {
  */
 const prepare = Effect.fnUntraced(function*(t: TurnContext) {
   const { input, config, audit, promptBuilder, traceId, update } = t
-  const ended = (end: TurnEnd): Prepared => ({ _tag: "Ended", end })
   const rule = ruleCommand(input.userMessage)
-  if (rule !== undefined) return ended(yield* applyRule(t, rule.name))
+  if (rule !== undefined) return endedBefore(yield* applyRule(t, rule.name))
   // Refused before any model is paid: a turn that cannot be recorded does not run.
   const ready = yield* Effect.either(audit.ready)
   if (ready._tag === "Left") {
     yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
-    return ended({ outcome: "policy_denied", response: unrecordedMessage(ready.left.message) })
+    return endedBefore({ outcome: "policy_denied", response: unrecordedMessage(ready.left.message) })
   }
   const compaction = yield* compactSession(input, config.traces.recordRequests)
   if (compaction._tag === "Compacted") yield* update((current) => TurnState.compacted(current, compaction))
@@ -339,7 +338,7 @@ const prepare = Effect.fnUntraced(function*(t: TurnContext) {
       (error._tag === "WorkspaceError" && error.reason === "ConstitutionMissing") ||
       (error._tag === "SessionError" && error.reason === "Forbidden")
     ) {
-      return ended({ outcome: "policy_denied", response: `Not done: ${error.message}.` })
+      return endedBefore({ outcome: "policy_denied", response: `Not done: ${error.message}.` })
     }
     return yield* error
   }
@@ -347,11 +346,10 @@ const prepare = Effect.fnUntraced(function*(t: TurnContext) {
   yield* update((current) => TurnState.prompted(current, prompt))
   // A cached plan first: its calls pass the same gates; whatever stops it hands the turn to the loop below.
   const fast = yield* fastPath(input, traceId, { act: (calls) => act(t, calls), state: t.state, update })
-  if (fast._tag === "Served") return ended(fast)
+  if (fast._tag === "Served") return endedBefore(fast)
   yield* update((current) => TurnState.routed(current, "react", fast.reason))
   // Read once: a channel that shows progress sets its listener around the whole turn.
-  const prepared: Prepared = { _tag: "Ready", listener: yield* progressListener }
-  return prepared
+  return readyForSteps(yield* progressListener)
 })
 
 /** How a turn ends: its outcome and its answer. */
@@ -363,6 +361,12 @@ interface TurnEnd {
 type Prepared =
   | { readonly _tag: "Ended"; readonly end: TurnEnd }
   | { readonly _tag: "Ready"; readonly listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined }
+
+const endedBefore = (end: TurnEnd): Prepared => ({ _tag: "Ended", end })
+const readyForSteps = (listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined): Prepared => ({
+  _tag: "Ready",
+  listener
+})
 
 type Step = ReturnType<typeof step>
 
