@@ -41,7 +41,11 @@ describe("a workspace on a read-only file system", () => {
         const view = `${home}-ro`
         yield* Effect.acquireRelease(
           Effect.sync(() => assert.isTrue(mountReadOnly(home, view))),
-          () => Effect.sync(() => execFileSync("umount", [view]))
+          () =>
+            Effect.sync(() => {
+              execFileSync("umount", [view])
+              NodeFs.rmdirSync(view)
+            })
         )
         const env = { MYCLAW_HOME: view, MYCLAW_KEY_DIR: keys }
         const chat = yield* myclaw(["chat", "again"], env)

@@ -30,6 +30,16 @@ export const myclaw = (args: ReadonlyArray<string>, env: Record<string, string> 
     child.stdin?.end(input)
   })
 
+/**
+ * What runs in a workspace leave next to it, named after it: the audit keys' default folder (a run without
+ * MYCLAW_KEY_DIR), and the key folder and seed copy tests put beside it. Secrets: removed with the workspace.
+ */
+const leftoversOf = (home: string) => [
+  NodePath.join(NodePath.dirname(home), ".myclaw-keys", NodePath.basename(home)),
+  `${home}-keys`,
+  `${home}-seed.json`
+]
+
 export const workspaceWith = (script: unknown, config: Record<string, unknown> = {}) =>
   Effect.acquireRelease(
     Effect.sync(() => {
@@ -41,5 +51,9 @@ export const workspaceWith = (script: unknown, config: Record<string, unknown> =
       )
       return home
     }),
-    (home) => Effect.sync(() => NodeFs.rmSync(home, { recursive: true, force: true }))
+    (home) =>
+      Effect.sync(() => {
+        NodeFs.rmSync(home, { recursive: true, force: true })
+        for (const left of leftoversOf(home)) NodeFs.rmSync(left, { recursive: true, force: true })
+      })
   )
