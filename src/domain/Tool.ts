@@ -1,6 +1,6 @@
 import { Effect, Either, Schema } from "effect"
 import type { ParseResult } from "effect"
-import type { PathEscapeError, ToolExecutionError } from "./Errors.js"
+import { messageOf, type PathEscapeError, ToolExecutionError } from "./Errors.js"
 import type { ToolResultStatus } from "./ToolCall.js"
 
 export type ToolFailure = ToolExecutionError | PathEscapeError
@@ -21,6 +21,20 @@ export interface PreparedCall {
   /** One line for a human approving the call, e.g. `write 120 bytes to notes/todo.md`. */
   readonly summary: string
   readonly execute: Effect.Effect<ToolOutput, ToolFailure>
+  /**
+   * For a tool written as an async function (`run`): the call as that function's promise, which the registry
+   * waits for under the tool timeout without a fiber of its own. `execute` is the same call as an effect.
+   */
+  readonly run?: ((context: ToolRunContext) => PromiseLike<ToolOutput>) | undefined
+}
+
+/** What a tool written as an async function is given besides its arguments. */
+export interface ToolRunContext {
+  /**
+   * Aborted when the call is no longer waited for: past the tool timeout (its reason a `TimeoutError`) or when
+   * the turn is stopped (an `AbortError`). Pass it on (to `fetch`, a child process) so the work stops too.
+   */
+  readonly signal: AbortSignal
 }
 
 /** A tool of the catalog, with its parameter schema erased behind `prepare`. */
@@ -47,7 +61,7 @@ export interface Tool {
 
 export type TargetKind = "path" | "host" | "command" | "none"
 
-export interface ToolSpec<A, I> {
+interface ToolSpecFields<A, I> {
   readonly name: string
   readonly description: string
   readonly parameters: Schema.Schema<A, I, never>
@@ -55,17 +69,58 @@ export interface ToolSpec<A, I> {
   readonly hasSideEffects: boolean
   readonly external: boolean
   readonly targetKind?: TargetKind
-  readonly execute: (args: A) => Effect.Effect<ToolOutput, ToolFailure>
   readonly target?: (args: A) => string
   readonly summarize?: (args: A) => string
   readonly result?: Schema.Schema.AnyNoContext
   readonly version?: string
 }
 
+/**
+ * A tool: its schema and what it does, either as an effect (`execute`, failing with a `ToolExecutionError`) or
+ * as an async function (`run`: its result resolved, its failure thrown or rejected, told to the model with the
+ * error's message). Both are validated first, limited by `timeouts.toolMs` and have their output redacted.
+ */
+export type ToolSpec<A, I> =
+  & ToolSpecFields<A, I>
+  & (
+    | {
+      readonly execute: (args: A) => Effect.Effect<ToolOutput, ToolFailure>
+      readonly run?: undefined
+    }
+    | {
+      readonly run: (args: A, context: ToolRunContext) => PromiseLike<ToolOutput>
+      readonly execute?: undefined
+    }
+  )
+
 export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
   const decode = Schema.decodeUnknownEither(spec.parameters, { errors: "all", onExcessProperty: "error" })
   const target = spec.target ?? (() => "")
   const summarize = spec.summarize ?? ((args: A) => `${spec.name} ${JSON.stringify(args)}`)
+  let prepare: Tool["prepare"]
+  if (spec.run === undefined) {
+    const execute = spec.execute
+    prepare = (input) =>
+      Either.map(decode(input), (args) => ({
+        args,
+        target: target(args),
+        summary: summarize(args),
+        execute: Effect.suspend(() => execute(args))
+      }))
+  } else {
+    const run = spec.run
+    prepare = (input) =>
+      Either.map(decode(input), (args) => ({
+        args,
+        target: target(args),
+        summary: summarize(args),
+        execute: Effect.tryPromise({
+          try: (signal) => Promise.resolve(run(args, { signal })),
+          catch: (error) => new ToolExecutionError({ tool: spec.name, message: messageOf(error) })
+        }),
+        run: (context: ToolRunContext) => run(args, context)
+      }))
+  }
   return {
     name: spec.name,
     description: spec.description,
@@ -76,12 +131,6 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
     targetKind: spec.targetKind ?? "none",
     result: spec.result,
     version: spec.version ?? "1",
-    prepare: (input) =>
-      Either.map(decode(input), (args) => ({
-        args,
-        target: target(args),
-        summary: summarize(args),
-        execute: Effect.suspend(() => spec.execute(args))
-      }))
+    prepare
   }
 }

@@ -97,6 +97,100 @@ export const timeoutFail = <A, E, R, E2>(
         : restore(Effect.timeoutFail(self, { duration: ms, onTimeout })))
   )
 
+/** What a task written as a promise is given: the signal that asks it to stop. */
+export interface PromiseTask {
+  /** Aborted when the limit passes (reason: a `TimeoutError`) or the caller is interrupted (an `AbortError`). */
+  readonly signal: AbortSignal
+}
+
+/**
+ * `run()`'s promise with a limit of `ms`: one wait and a timer, where `timeoutFailWith` needs a fiber for the
+ * effect it limits (a promise runs by itself: nothing has to be interrupted to stop waiting for it). Past the
+ * limit the result is `onTimeout()`; a rejection, or a throw before any promise, is `onReject(error)`. Past the
+ * limit, and when the caller is interrupted, the signal given to `run` is aborted and the promise is left to
+ * end by itself: a promise cannot be stopped from outside, the signal asks it to stop. The signal (an
+ * AbortController, microseconds to make) is made only when `run` reads it, aborted already if read too late.
+ */
+export const promiseTimeoutFailWith = <A, E, E2>(
+  run: (task: PromiseTask) => PromiseLike<A>,
+  onReject: (error: unknown) => E,
+  ms: number,
+  onTimeout: () => E2,
+  schedule: Schedule
+): Effect.Effect<A, E | E2> =>
+  Effect.async<A, E | E2>((resume) => {
+    let controller: AbortController | undefined
+    // Why the task is no longer waited for, once it is not: a signal first read after that is born aborted.
+    let abortedWith: unknown = undefined
+    const task: PromiseTask = {
+      get signal() {
+        if (controller === undefined) {
+          controller = new AbortController()
+          if (abortedWith !== undefined) controller.abort(abortedWith)
+        }
+        return controller.signal
+      }
+    }
+    const abort = (reason: unknown) => {
+      abortedWith = reason
+      controller?.abort(reason)
+    }
+    let promise: PromiseLike<A>
+    try {
+      // A function that is not async may answer without a promise: it is taken as resolved.
+      promise = Promise.resolve(run(task))
+    } catch (error) {
+      resume(Effect.fail(onReject(error)))
+      return
+    }
+    let settled = false
+    const cancel = schedule(() => {
+      if (settled) return
+      settled = true
+      abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError"))
+      resume(Effect.fail(onTimeout()))
+    }, ms)
+    promise.then(
+      (value) => {
+        if (settled) return
+        settled = true
+        cancel()
+        resume(Effect.succeed(value))
+      },
+      (error: unknown) => {
+        if (settled) return
+        settled = true
+        cancel()
+        resume(Effect.fail(onReject(error)))
+      }
+    )
+    return Effect.sync(() => {
+      if (settled) return
+      settled = true
+      cancel()
+      abort(new DOMException("the caller stopped waiting", "AbortError"))
+    })
+  })
+
+/**
+ * `promiseTimeoutFailWith` under the default clock (a timer); under any other clock (a test's), the same wait
+ * limited by `Effect.timeoutFail`, so that the clock decides when time passes.
+ */
+export const promiseTimeoutFail = <A, E, E2>(
+  run: (task: PromiseTask) => PromiseLike<A>,
+  onReject: (error: unknown) => E,
+  ms: number,
+  onTimeout: () => E2
+): Effect.Effect<A, E | E2> =>
+  Effect.clockWith((clock) =>
+    clock === defaultClock
+      ? promiseTimeoutFailWith(run, onReject, ms, onTimeout, timers)
+      : Effect.timeoutFail(promiseTimeoutFailWith(run, onReject, ms, onTimeout, never), { duration: ms, onTimeout })
+  )
+
+/** A timer that never fires: the limit is someone else's. */
+const never: Schedule = () => () => undefined
+
 /** The clock of the fiber the runtime was taken from (a test's, or the default one). */
 const clockOf = <R>(runtime: Runtime.Runtime<R>): Clock.Clock =>
   Context.get(FiberRefs.getOrDefault(runtime.fiberRefs, DefaultServices.currentServices), Clock.Clock)

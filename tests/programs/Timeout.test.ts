@@ -1,6 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Either, Exit, Fiber, FiberRef, TestClock } from "effect"
-import { type Schedule, timeoutFail, timeoutFailWith } from "../../src/programs/Timeout.js"
+import {
+  type PromiseTask,
+  promiseTimeoutFail,
+  promiseTimeoutFailWith,
+  type Schedule,
+  timeoutFail,
+  timeoutFailWith
+} from "../../src/programs/Timeout.js"
 
 /** A timer under the test's control: `fire()` runs the scheduled task, if it was not cancelled. */
 const manualTimer = () => {
@@ -156,5 +163,120 @@ describe("timeoutFail", () => {
     Effect.gen(function*() {
       assert.strictEqual(yield* timeoutFail(Effect.sync(() => 2), 1000, () => "timed out"), 2)
       assert.deepStrictEqual(yield* Effect.exit(timeoutFail(Effect.fail("no"), 1000, () => "late")), Exit.fail("no"))
+    }))
+})
+
+/** A promise settled by the test, with the task (and so the signal) the limited function was given. */
+const pendingTask = <A>() => {
+  let settle: { resolve: (value: A) => void; reject: (error: unknown) => void } | undefined
+  let given: PromiseTask | undefined
+  const run = (task: PromiseTask) => {
+    given = task
+    return new Promise<A>((resolve, reject) => (settle = { resolve, reject }))
+  }
+  return {
+    run,
+    resolve: (value: A) => settle!.resolve(value),
+    reject: (error: unknown) => settle!.reject(error),
+    signal: () => given!.signal
+  }
+}
+
+const rejected = (error: unknown) => `rejected: ${error instanceof Error ? error.message : String(error)}`
+
+describe("promiseTimeoutFailWith", () => {
+  it.effect("a promise settled within the limit gives its value or its rejection, and the timer is cancelled", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const ok = pendingTask<number>()
+      const fiber = yield* Effect.fork(promiseTimeoutFailWith(ok.run, rejected, 1000, () => "late", timer.schedule))
+      yield* Effect.yieldNow()
+      assert.isTrue(timer.pending())
+      ok.resolve(42)
+      assert.deepStrictEqual(yield* Fiber.await(fiber), Exit.succeed(42))
+      assert.isFalse(timer.pending())
+      assert.isFalse(ok.signal().aborted)
+
+      const bad = pendingTask<number>()
+      const failing = yield* Effect.fork(promiseTimeoutFailWith(bad.run, rejected, 1000, () => "late", timer.schedule))
+      yield* Effect.yieldNow()
+      bad.reject(new Error("no such file"))
+      assert.deepStrictEqual(yield* Fiber.await(failing), Exit.fail("rejected: no such file"))
+      assert.isFalse(timer.pending())
+    }))
+
+  it.effect("a throw before any promise is a rejection; a value that is not a promise is the answer", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const thrown = yield* Effect.exit(promiseTimeoutFailWith(
+        () => {
+          throw new Error("bad input")
+        },
+        rejected,
+        1000,
+        () => "late",
+        timer.schedule
+      ))
+      assert.deepStrictEqual(thrown, Exit.fail("rejected: bad input"))
+      assert.strictEqual(timer.scheduled(), 0, "no timer for a call that never started")
+      const plain = (() => 7) as unknown as (task: PromiseTask) => PromiseLike<number>
+      assert.strictEqual(yield* promiseTimeoutFailWith(plain, rejected, 1000, () => "late", timer.schedule), 7)
+    }))
+
+  it.effect("past the limit: the timeout failure, the signal aborted as a timeout, a later answer ignored", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const slow = pendingTask<number>()
+      const fiber = yield* Effect.fork(promiseTimeoutFailWith(slow.run, rejected, 1000, () => "late", timer.schedule))
+      yield* Effect.yieldNow()
+      timer.fire()
+      assert.deepStrictEqual(yield* Fiber.await(fiber), Exit.fail("late"))
+      assert.isTrue(slow.signal().aborted)
+      assert.strictEqual((slow.signal().reason as DOMException).name, "TimeoutError")
+      slow.resolve(1)
+      yield* Effect.yieldNow()
+      assert.deepStrictEqual(yield* Fiber.await(fiber), Exit.fail("late"))
+    }))
+
+  it.effect("interrupting the caller aborts the signal and cancels the timer", () =>
+    Effect.gen(function*() {
+      const timer = manualTimer()
+      const slow = pendingTask<number>()
+      // The signal read as the task starts, as a task passing it to fetch would.
+      const run = (task: PromiseTask) => {
+        void task.signal
+        return slow.run(task)
+      }
+      const fiber = yield* Effect.fork(promiseTimeoutFailWith(run, rejected, 1000, () => "late", timer.schedule))
+      yield* Effect.yieldNow()
+      assert.isFalse(slow.signal().aborted)
+      const exit = yield* Fiber.interrupt(fiber)
+      assert.isTrue(Exit.isInterrupted(exit))
+      assert.isTrue(slow.signal().aborted)
+      assert.strictEqual((slow.signal().reason as DOMException).name, "AbortError")
+      assert.strictEqual(timer.cancelled(), 1)
+      assert.isFalse(timer.pending())
+    }))
+})
+
+describe("promiseTimeoutFail", () => {
+  it.effect("under a test's clock, the limit is that clock's, and the signal is aborted past it", () =>
+    Effect.gen(function*() {
+      const slow = pendingTask<number>()
+      const fiber = yield* Effect.fork(promiseTimeoutFail(slow.run, rejected, 60_000, () => "timed out"))
+      yield* TestClock.adjust("59999 millis")
+      assert.isNull(fiber.unsafePoll())
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(yield* Fiber.await(fiber), Exit.fail("timed out"))
+      assert.isTrue(slow.signal().aborted)
+    }))
+
+  it.live("under the default clock, an answer and a rejection are returned", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* promiseTimeoutFail(() => Promise.resolve(2), rejected, 1000, () => "late"), 2)
+      const exit = yield* Effect.exit(
+        promiseTimeoutFail(() => Promise.reject(new Error("no")), rejected, 1000, () => "late")
+      )
+      assert.deepStrictEqual(exit, Exit.fail("rejected: no"))
     }))
 })

@@ -1,10 +1,10 @@
 import { Cause, Effect, Either, Layer } from "effect"
-import { ToolExecutionError } from "../../domain/Errors.js"
+import { messageOf, ToolExecutionError } from "../../domain/Errors.js"
 import type { LlmToolSpec } from "../../domain/LlmTypes.js"
-import type { PreparedCall, Tool } from "../../domain/Tool.js"
+import type { PreparedCall, Tool, ToolFailure, ToolOutput } from "../../domain/Tool.js"
 import type { ToolCall, ToolResult } from "../../domain/ToolCall.js"
 import { describeParseError, describeSchema, nearest, parametersJsonSchema } from "../../domain/ToolValidation.js"
-import { timeoutFail } from "../../programs/Timeout.js"
+import { promiseTimeoutFail, timeoutFail } from "../../programs/Timeout.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Secrets } from "../../services/Secrets.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
@@ -74,16 +74,26 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
         : schemaError(call, describeParseError(prepared.left, call.args))
     }
 
+    // Limited by the tool timeout: an effect in a fiber of its own (interrupted past the limit), an async
+    // function's promise by a timer alone (its signal aborted past the limit); a rejection is the tool's failure.
+    const limited = (prepared: PreparedCall, tool: Tool): Effect.Effect<ToolOutput, ToolFailure> => {
+      const timedOut = () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
+      return prepared.run === undefined
+        ? timeoutFail(prepared.execute, toolMs, timedOut)
+        : promiseTimeoutFail(
+          prepared.run,
+          (error) => new ToolExecutionError({ tool: tool.name, message: messageOf(error) }),
+          toolMs,
+          timedOut
+        )
+    }
+
     // Every result and error passes the redaction before the turn sees it: a secret a tool resolved and echoed
     // reaches neither the model nor the trace, the logs or the audit log.
     // One handler for every outcome (a result, a failure, a crash, an interruption): it runs for every tool call.
     const execute = (prepared: PreparedCall, tool: Tool): Effect.Effect<ToolResult> =>
       Effect.matchCauseEffect(
-        timeoutFail(
-          prepared.execute,
-          toolMs,
-          () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
-        ),
+        limited(prepared, tool),
         {
           onSuccess: (output) =>
             Effect.succeed<ToolResult>({

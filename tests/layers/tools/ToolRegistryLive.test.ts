@@ -214,3 +214,80 @@ describe("ToolRegistryLive: redaction", () => {
       for (const text of [...outputs, ...logs]) assert.notInclude(text, CANARY)
     }).pipe(Effect.provide(Echo)))
 })
+
+describe("ToolRegistry.execute: a tool written as an async function", () => {
+  const CANARY = "canary-0c3e8a91d2b4"
+  /** What the last call was given, and how to end it: the tests play the tool's promise. */
+  const calls: Array<{
+    readonly args: { readonly how: string }
+    readonly signal: AbortSignal
+    readonly resolve: (content: string) => void
+  }> = []
+  const asyncTool = Effect.map(Secrets, (secrets) =>
+    defineTool({
+      name: "lookup",
+      description: "looks something up",
+      parameters: Schema.Struct({ how: Schema.Literal("answer", "wait", "reject", "throw", "leak") }),
+      hasSideEffects: false,
+      external: false,
+      run: async (args, { signal }) => {
+        if (args.how === "throw") throw new Error("bad lookup")
+        const secret = Redacted.value(await Effect.runPromise(Effect.orDie(secrets.resolve("CANARY"))))
+        if (args.how === "reject") throw new Error(`refused with ${secret}`)
+        if (args.how === "leak") return { status: "success", content: `found ${secret}` }
+        if (args.how === "answer") return { status: "success", content: "42" }
+        return new Promise((resolve) =>
+          calls.push({ args, signal, resolve: (content) => resolve({ status: "success", content }) })
+        )
+      }
+    }))
+  const Async = Layer.unwrapEffect(Effect.map(asyncTool, (tool) => ToolRegistryFrom([tool]))).pipe(
+    Layer.provide(Layer.merge(MyclawConfigFixed(config), SecretsMemory({ CANARY })))
+  )
+  const call = (how: string) =>
+    Effect.flatMap(
+      prepared("lookup", { how }),
+      ({ registry, validated }) =>
+        validated._tag === "Valid" ? registry.execute(validated.prepared, validated.tool) : Effect.die("invalid")
+    )
+
+  it.live("its result is the answer; a rejection or a throw is a failed result with the message, redacted", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* call("answer"), { status: "success", content: "42" })
+      assert.deepStrictEqual(yield* call("throw"), { status: "failed", content: "bad lookup" })
+      assert.deepStrictEqual(yield* call("reject"), { status: "failed", content: "refused with [secret:CANARY]" })
+      assert.deepStrictEqual(yield* call("leak"), { status: "success", content: "found [secret:CANARY]" })
+    }).pipe(Effect.provide(Async)))
+
+  it.effect("past timeouts.toolMs: a failed result naming the timeout, and the tool's signal aborted", () =>
+    Effect.gen(function*() {
+      calls.length = 0
+      const fiber = yield* Effect.fork(call("wait"))
+      yield* TestClock.adjust("999 millis")
+      assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "still waiting before the timeout")
+      assert.strictEqual(calls.length, 1)
+      assert.isFalse(calls[0]!.signal.aborted)
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(yield* Fiber.join(fiber), { status: "failed", content: "timed out after 1000 ms" })
+      assert.isTrue(calls[0]!.signal.aborted)
+      calls[0]!.resolve("too late")
+    }).pipe(Effect.provide(Async)))
+
+  it.effect("interrupting the call interrupts (no result) and aborts the tool's signal", () =>
+    Effect.gen(function*() {
+      calls.length = 0
+      const fiber = yield* Effect.fork(call("wait"))
+      yield* TestClock.adjust("10 millis")
+      const exit = yield* Fiber.interrupt(fiber)
+      assert.isTrue(Exit.isInterrupted(exit))
+      assert.isTrue(calls[0]!.signal.aborted)
+    }).pipe(Effect.provide(Async)))
+
+  it.effect("the same call as an effect (PreparedCall.execute) behaves alike", () =>
+    Effect.gen(function*() {
+      const { validated } = yield* prepared("lookup", { how: "throw" })
+      if (validated._tag !== "Valid") return
+      const exit = yield* Effect.exit(validated.prepared.execute)
+      assert.deepStrictEqual(exit, Exit.fail(new ToolExecutionError({ tool: "lookup", message: "bad lookup" })))
+    }).pipe(Effect.provide(Async)))
+})
