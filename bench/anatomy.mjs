@@ -15,7 +15,7 @@
 //
 //   TIME_RUNS (2000) conversations timed and OPS_RUNS (100) counted after WARMUP (harness default) unmeasured ones;
 //   HELD (300); TOP (12)
-//   kinds listed; FSYNC as in step-overhead; MYCLAW_DIST, the build measured (default ../dist: another build's
+//   kinds listed; FSYNC and TOOL_FORM as in step-overhead; MYCLAW_DIST, the build measured (default ../dist: another build's
 //   `dist`, to compare two builds run alternately).
 import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -90,7 +90,12 @@ const harness = {
   },
 };
 
-const agent = await makeMyclawAgent({ harness, dist, fsync: process.env.FSYNC || 'batch' });
+const agent = await makeMyclawAgent({
+  harness,
+  dist,
+  fsync: process.env.FSYNC || 'batch',
+  toolForm: process.env.TOOL_FORM || 'run',
+});
 const snapshots = [];
 try {
   for (let i = 0; i < base.WARMUP; i++) await agent.runOnce();
@@ -150,6 +155,7 @@ try {
   process.stdout.write(
     `${JSON.stringify({
       scenario: 'anatomy',
+      tool_form: agent.toolForm,
       steps: base.STEPS,
       us_per_conversation: Math.round(timedUs / TIME_RUNS),
       us_by_phase: Object.fromEntries(

@@ -3,7 +3,8 @@
 //   MYCLAW_DIST=/abs/path/to/myclaw/dist PEERS="plain ai-sdk openai-agents myclaw" ./run-all.sh
 // so that myclaw's row is measured in the same session as the others. myclaw (and the Effect packages
 // it uses) load from MYCLAW_DIST; from myclaw's own bench/ folder it defaults to ../dist.
-// Same workload and code as bench/step-overhead.mjs (lib/myclaw-agent.mjs); fsync = FSYNC (default batch).
+// Same workload and code as bench/step-overhead.mjs (lib/myclaw-agent.mjs); fsync = FSYNC (default batch), the
+// tool as the workload's async function (TOOL_FORM=effect: wrapped in an Effect).
 import { fileURLToPath } from 'node:url';
 import * as harness from './lib/harness.mjs';
 import { makeMyclawAgent, resolveDist } from './lib/myclaw-agent.mjs';
@@ -11,7 +12,7 @@ import { makeMyclawAgent, resolveDist } from './lib/myclaw-agent.mjs';
 const fsync = process.env.FSYNC || 'batch';
 const dist = resolveDist(fileURLToPath(new URL('../dist/', import.meta.url)));
 
-const agent = await makeMyclawAgent({ harness, dist, fsync });
+const agent = await makeMyclawAgent({ harness, dist, fsync, toolForm: process.env.TOOL_FORM || 'run' });
 try {
   // Counted before the timed runs (20 conversations to warm up, then 100): see countEffectOps.
   for (let i = 0; i < 20; i++) await agent.runOnce();
@@ -23,6 +24,7 @@ try {
     extra: {
       scenario: 'step-overhead',
       fsync,
+      tool_form: agent.toolForm,
       effect_ops_per_conv: Math.round(opsPerConversation),
       effect_ops_per_step: Math.round(opsPerConversation / harness.STEPS),
     },

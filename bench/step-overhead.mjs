@@ -3,6 +3,7 @@
 // line on stdout.
 //
 //   FSYNC=batch|always   traces.fsync of the configuration (default batch, the production default)
+//   TOOL_FORM=run|effect the add tool as the async function it is (default) or wrapped in an Effect
 //   STEPS WARMUP RUNS CONC CONC_RUNS HOLD   workload knobs, see lib/harness.mjs
 //   BENCH_SCENARIO       the "scenario" field of the line (bench/run.mjs sets it; default step-overhead)
 //   BENCH_TMPDIR         where the temporary workspace (and its trace files) goes (default os.tmpdir())
@@ -15,7 +16,7 @@ const fsync = process.env.FSYNC || 'batch';
 const scenario = process.env.BENCH_SCENARIO || 'step-overhead';
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 
-const agent = await makeMyclawAgent({ harness, dist, fsync });
+const agent = await makeMyclawAgent({ harness, dist, fsync, toolForm: process.env.TOOL_FORM || 'run' });
 process.stderr.write(
   `${scenario}: myclaw@${agent.version}, fsync=${fsync}, steps=${harness.STEPS} warmup=${harness.WARMUP} ` +
     `runs=${harness.RUNS} conc=${harness.CONC}x${harness.CONC_RUNS} hold=${harness.HOLD}, workspace ${agent.workspace}\n`,
@@ -31,6 +32,7 @@ try {
     extra: {
       scenario,
       fsync,
+      tool_form: agent.toolForm,
       effect_ops_per_conv: Math.round(opsPerConversation),
       effect_ops_per_step: Math.round(opsPerConversation / harness.STEPS),
     },

@@ -64,11 +64,14 @@ async function importPackageFrom(dist, name, module) {
  * @param {typeof import('./harness.mjs')} o.harness  the benchmark harness module
  * @param {string} o.dist   absolute path of myclaw's dist folder
  * @param {'batch' | 'always'} [o.fsync]  traces.fsync of the configuration
- * @returns {Promise<{ version: string, workspace: string, runOnce: () => Promise<string>,
+ * @param {'run' | 'effect'} [o.toolForm]  how the `add` tool is written: `run`, the async function the workload
+ *   gives, as it is (a build without `run` tools falls back to `effect`); `effect`, wrapped in an Effect
+ * @returns {Promise<{ version: string, workspace: string, toolForm: 'run' | 'effect', runOnce: () => Promise<string>,
  *   countEffectOps: (n: number) => Promise<number>, dispose: () => Promise<void> }>}
  */
-export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
+export async function makeMyclawAgent({ harness, dist, fsync = 'batch', toolForm = 'run' }) {
   if (fsync !== 'batch' && fsync !== 'always') throw new Error(`bad fsync mode ${fsync} (batch | always)`);
+  if (toolForm !== 'run' && toolForm !== 'effect') throw new Error(`bad tool form ${toolForm} (run | effect)`);
   const { STEPS, SYSTEM_PROMPT, USER_PROMPT, TOOL_NAME, TOOL_DESCRIPTION, ADD_JSON_SCHEMA } = harness;
   const { addImpl, holdPoint, scriptedTurn } = harness;
 
@@ -131,16 +134,31 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
       }),
   };
 
-  // The tool, registered the idiomatic way: an Effect Schema, validated by the ToolRegistry.
-  const addTool = M.Tool.defineTool({
+  // The tool, registered the idiomatic way: an Effect Schema, validated by the ToolRegistry; the workload's async
+  // implementation as it is (`run`), or wrapped in an Effect (`execute`). A build older than `run` tools ignores
+  // `run`: it is given the Effect form, and says so (`toolForm`).
+  const addSpec = {
     name: TOOL_NAME,
     description: TOOL_DESCRIPTION,
     parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
     hasSideEffects: false,
     external: false,
-    execute: ({ a, b }) =>
-      Effect.promise(() => addImpl({ a, b })).pipe(Effect.map((n) => ({ status: 'success', content: String(n) }))),
+  };
+  const asRun = M.Tool.defineTool({
+    ...addSpec,
+    run: async ({ a, b }) => ({ status: 'success', content: String(await addImpl({ a, b })) }),
   });
+  const runnable = asRun.prepare({ a: 1, b: 2 });
+  const usedForm = toolForm === 'run' && runnable._tag === 'Right' && typeof runnable.right.run === 'function'
+    ? 'run'
+    : 'effect';
+  const addTool = usedForm === 'run'
+    ? asRun
+    : M.Tool.defineTool({
+        ...addSpec,
+        execute: ({ a, b }) =>
+          Effect.promise(() => addImpl({ a, b })).pipe(Effect.map((n) => ({ status: 'success', content: String(n) }))),
+      });
 
   // The production graph with the benchmark's edges: fixed configuration (defaults but maxSteps and the
   // fsync setting of traces and audit log), the temp workspace, the fake model through the real tier layer
@@ -239,7 +257,7 @@ export async function makeMyclawAgent({ harness, dist, fsync = 'batch' }) {
     return ops / n;
   };
 
-  return { version, workspace, runOnce, countEffectOps, dispose };
+  return { version, workspace, toolForm: usedForm, runOnce, countEffectOps, dispose };
 }
 
 // JSON Schema comparison independent of key order and of `required` order.
