@@ -1,4 +1,4 @@
-import { Cause, Clock, Context, DefaultServices, Effect, Exit, Fiber, FiberRefs, Runtime } from "effect"
+import { Cause, Clock, Context, DefaultServices, Effect, Exit, Fiber, FiberId, FiberRefs, Runtime } from "effect"
 
 /** Schedules `task` after `ms` milliseconds; the returned function cancels it. */
 export type Schedule = (task: () => void, ms: number) => () => void
@@ -173,8 +173,8 @@ export const promiseTimeoutFailWith = <A, E, E2>(
   })
 
 /**
- * `promiseTimeoutFailWith` under the default clock (a timer); under any other clock (a test's), the same wait
- * limited by `Effect.timeoutFail`, so that the clock decides when time passes.
+ * `promiseTimeoutFailWith` under the default clock with a timer; under any other clock (a test's) with a sleep on
+ * that clock, so that the clock decides when time passes.
  */
 export const promiseTimeoutFail = <A, E, E2>(
   run: (task: PromiseTask) => PromiseLike<A>,
@@ -185,11 +185,17 @@ export const promiseTimeoutFail = <A, E, E2>(
   Effect.clockWith((clock) =>
     clock === defaultClock
       ? promiseTimeoutFailWith(run, onReject, ms, onTimeout, timers)
-      : Effect.timeoutFail(promiseTimeoutFailWith(run, onReject, ms, onTimeout, never), { duration: ms, onTimeout })
+      : Effect.flatMap(
+        Effect.runtime<never>(),
+        (runtime) => promiseTimeoutFailWith(run, onReject, ms, onTimeout, sleeps(runtime))
+      )
   )
 
-/** A timer that never fires: the limit is someone else's. */
-const never: Schedule = () => () => undefined
+/** Tasks run after a sleep on the runtime's clock, each in a fiber of its own (interrupted to cancel it). */
+const sleeps = (runtime: Runtime.Runtime<never>): Schedule => (task, ms) => {
+  const fiber = Runtime.runFork(runtime, Effect.zipRight(Effect.sleep(ms), Effect.sync(task)))
+  return () => fiber.unsafeInterruptAsFork(FiberId.none)
+}
 
 /** The clock of the fiber the runtime was taken from (a test's, or the default one). */
 const clockOf = <R>(runtime: Runtime.Runtime<R>): Clock.Clock =>

@@ -269,6 +269,15 @@ describe("promiseTimeoutFail", () => {
       yield* TestClock.adjust("1 millis")
       assert.deepStrictEqual(yield* Fiber.await(fiber), Exit.fail("timed out"))
       assert.isTrue(slow.signal().aborted)
+      assert.strictEqual((slow.signal().reason as DOMException).name, "TimeoutError")
+      // Answered in time: the sleep is cancelled, nothing fires later.
+      const quick = pendingTask<number>()
+      const answered = yield* Effect.fork(promiseTimeoutFail(quick.run, rejected, 1000, () => "timed out"))
+      yield* TestClock.adjust("10 millis")
+      quick.resolve(5)
+      assert.deepStrictEqual(yield* Fiber.await(answered), Exit.succeed(5))
+      yield* TestClock.adjust("1 second")
+      assert.isFalse(quick.signal().aborted)
     }))
 
   it.live("under the default clock, an answer and a rejection are returned", () =>

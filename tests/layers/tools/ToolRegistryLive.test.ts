@@ -270,6 +270,7 @@ describe("ToolRegistry.execute: a tool written as an async function", () => {
       yield* TestClock.adjust("1 millis")
       assert.deepStrictEqual(yield* Fiber.join(fiber), { status: "failed", content: "timed out after 1000 ms" })
       assert.isTrue(calls[0]!.signal.aborted)
+      assert.strictEqual((calls[0]!.signal.reason as DOMException).name, "TimeoutError")
       calls[0]!.resolve("too late")
     }).pipe(Effect.provide(Async)))
 
