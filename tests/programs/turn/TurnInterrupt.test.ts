@@ -137,3 +137,62 @@ describe("a running turn is counted while it runs, and counted out however it en
       assert.strictEqual(yield* running, 0)
     }).pipe(Effect.provide(TestLayer({ script: [{ text: "hello" }] }))))
 })
+
+/** A read-only tool written as an async function that waits until its signal is aborted; its signals, kept. */
+const abortableRead = (name: string, started: Deferred.Deferred<void>, signals: Array<AbortSignal>) =>
+  defineTool({
+    name,
+    description: "Reads until told to stop.",
+    parameters: Schema.Struct({}),
+    hasSideEffects: false,
+    external: false,
+    run: (_, { signal }) => {
+      signals.push(signal)
+      Effect.runSync(Deferred.succeed(started, undefined))
+      return new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason)))
+    }
+  })
+
+describe("tools written as async functions in a turn", () => {
+  const first = Effect.runSync(Deferred.make<void>())
+  const second = Effect.runSync(Deferred.make<void>())
+  const signals: Array<AbortSignal> = []
+  it.scoped("interrupting the turn aborts every running call's signal; each call is recorded as interrupted", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgentRuntime
+      const turn = yield* Effect.fork(agent.handle({ userMessage: "read both", sessionId: "s", channel: "cli:me" }))
+      yield* Deferred.await(first)
+      yield* Deferred.await(second)
+      assert.deepStrictEqual(signals.map((signal) => signal.aborted), [false, false])
+      yield* Fiber.interrupt(turn)
+      assert.deepStrictEqual(signals.map((signal) => signal.aborted), [true, true])
+      const [trace] = yield* (yield* RecordedTraces).all
+      assert.strictEqual(trace?.outcome, "user_aborted")
+      const steps = actions(trace?.steps ?? [])
+      assert.deepStrictEqual(steps.map((step) => step.tool_name), ["read_a", "read_b"])
+      for (const step of steps) assert.include(step.exec_result?.content ?? "", "interrupted")
+    }).pipe(Effect.provide(TestLayer({
+      tools: [abortableRead("read_a", first, signals), abortableRead("read_b", second, signals)],
+      script: [{ toolCalls: [{ name: "read_a", args: {} }, { name: "read_b", args: {} }] }, { text: "done" }]
+    }))))
+
+  const late = Effect.runSync(Deferred.make<void>())
+  const lateSignals: Array<AbortSignal> = []
+  it.scoped("past timeouts.toolMs the model is told the call timed out and the turn goes on", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgentRuntime
+      const turn = yield* Effect.fork(agent.handle({ userMessage: "read", sessionId: "s", channel: "cli:me" }))
+      yield* Deferred.await(late)
+      yield* TestClock.adjust("1 second")
+      const trace = yield* Fiber.join(turn)
+      assert.strictEqual(trace.outcome, "success")
+      assert.strictEqual(trace.final_response, "gave up")
+      const [step] = actions(trace.steps)
+      assert.deepStrictEqual(step?.exec_result, { status: "failed", content: "timed out after 1000 ms" })
+      assert.isTrue(lateSignals[0]?.aborted)
+    }).pipe(Effect.provide(TestLayer({
+      tools: [abortableRead("read_slowly", late, lateSignals)],
+      config: { timeouts: { llmMs: 60_000, toolMs: 1_000 } },
+      script: [{ toolCalls: [{ name: "read_slowly", args: {} }] }, { text: "gave up" }]
+    }))))
+})
