@@ -97,29 +97,29 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
   const decode = Schema.decodeUnknownEither(spec.parameters, { errors: "all", onExcessProperty: "error" })
   const target = spec.target ?? (() => "")
   const summarize = spec.summarize ?? ((args: A) => `${spec.name} ${JSON.stringify(args)}`)
+  // Every prepared call has the same keys (`run` undefined for an effect): one shape for the code reading them.
+  const preparedCall = (
+    args: A,
+    execute: PreparedCall["execute"],
+    run: PreparedCall["run"]
+  ): PreparedCall => ({ args, target: target(args), summary: summarize(args), execute, run })
   let prepare: Tool["prepare"]
   if (spec.run === undefined) {
     const execute = spec.execute
     prepare = (input) =>
-      Either.map(decode(input), (args) => ({
-        args,
-        target: target(args),
-        summary: summarize(args),
-        execute: Effect.suspend(() => execute(args))
-      }))
+      Either.map(decode(input), (args) => preparedCall(args, Effect.suspend(() => execute(args)), undefined))
   } else {
     const run = spec.run
     prepare = (input) =>
-      Either.map(decode(input), (args) => ({
-        args,
-        target: target(args),
-        summary: summarize(args),
-        execute: Effect.tryPromise({
-          try: (signal) => Promise.resolve(run(args, { signal })),
-          catch: (error) => new ToolExecutionError({ tool: spec.name, message: messageOf(error) })
-        }),
-        run: (context: ToolRunContext) => run(args, context)
-      }))
+      Either.map(decode(input), (args) =>
+        preparedCall(
+          args,
+          Effect.tryPromise({
+            try: (signal) => Promise.resolve(run(args, { signal })),
+            catch: (error) => new ToolExecutionError({ tool: spec.name, message: messageOf(error) })
+          }),
+          (context) => run(args, context)
+        ))
   }
   return {
     name: spec.name,
