@@ -15,21 +15,40 @@
 //   per variant; WARMUP (harness default) unmeasured conversations of each first; FSYNC as in step-overhead.
 // Per variant: the mean and p50 of a conversation run alone, its CPU time (the process's, so the writers' and
 // Node's threads count), and the median conversations/s and CPU per conversation with CONC in flight.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as harness from './lib/harness.mjs';
 import { makeMyclawAgent } from './lib/myclaw-agent.mjs';
 
 const ownDist = fileURLToPath(new URL('../dist/', import.meta.url));
-const variants = JSON.parse(process.env.VARIANTS || '[{"name":"this build"}]');
+const variants = (() => {
+  try {
+    return JSON.parse(process.env.VARIANTS || '[{"name":"this build"}]');
+  } catch (error) {
+    throw new Error(`VARIANTS: not JSON (${error.message})`);
+  }
+})();
 if (!Array.isArray(variants) || variants.length === 0) throw new Error('VARIANTS: a JSON array of variants');
-const SERIAL = Number(process.env.SERIAL || 3000);
-const ROUNDS = Number(process.env.ROUNDS || 40);
-const CONC = Number(process.env.CONC || 100);
+const count = (name, fallback) => {
+  const value = Number(process.env[name] || fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name}: a whole number of at least 1, not ${process.env[name]}`);
+  return value;
+};
+const SERIAL = count('SERIAL', 3000);
+const ROUNDS = count('ROUNDS', 40);
+const CONC = count('CONC', 100);
+for (const variant of variants) {
+  if (typeof variant?.name !== 'string') throw new Error(`VARIANTS: ${JSON.stringify(variant)} has no name`);
+  const dist = variant.dist || ownDist;
+  if (!existsSync(path.join(dist, 'Myclaw.js'))) {
+    throw new Error(`VARIANTS: ${variant.name}: no build at ${dist} (a dist folder after npm run build)`);
+  }
+}
 
 const agents = [];
 try {
   for (const variant of variants) {
-    if (typeof variant.name !== 'string') throw new Error(`VARIANTS: ${JSON.stringify(variant)} has no name`);
     const agent = await makeMyclawAgent({
       harness,
       dist: variant.dist || ownDist,
