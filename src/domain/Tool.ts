@@ -28,6 +28,10 @@ export interface PreparedCall {
   readonly run?: ((context: ToolRunContext) => PromiseLike<ToolOutput>) | undefined
 }
 
+/** What an async-function tool's rejection (or throw) is: its failure, told with the error's message. */
+export const rejectionOf = (tool: string) => (error: unknown): ToolExecutionError =>
+  new ToolExecutionError({ tool, message: messageOf(error) })
+
 /** What a tool written as an async function is given besides its arguments. */
 export interface ToolRunContext {
   /**
@@ -110,13 +114,14 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
       Either.map(decode(input), (args) => preparedCall(args, Effect.suspend(() => execute(args)), undefined))
   } else {
     const run = spec.run
+    const rejected = rejectionOf(spec.name)
     prepare = (input) =>
       Either.map(decode(input), (args) =>
         preparedCall(
           args,
           Effect.tryPromise({
             try: (signal) => Promise.resolve(run(args, { signal })),
-            catch: (error) => new ToolExecutionError({ tool: spec.name, message: messageOf(error) })
+            catch: rejected
           }),
           (context) => run(args, context)
         ))

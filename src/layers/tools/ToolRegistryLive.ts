@@ -1,7 +1,7 @@
 import { Cause, Effect, Either, Layer } from "effect"
-import { messageOf, ToolExecutionError } from "../../domain/Errors.js"
+import { ToolExecutionError } from "../../domain/Errors.js"
 import type { LlmToolSpec } from "../../domain/LlmTypes.js"
-import type { PreparedCall, Tool, ToolFailure, ToolOutput } from "../../domain/Tool.js"
+import { type PreparedCall, rejectionOf, type Tool, type ToolFailure, type ToolOutput } from "../../domain/Tool.js"
 import type { ToolCall, ToolResult } from "../../domain/ToolCall.js"
 import { describeParseError, describeSchema, nearest, parametersJsonSchema } from "../../domain/ToolValidation.js"
 import { promiseTimeoutFail, timeoutFail } from "../../programs/Timeout.js"
@@ -80,12 +80,7 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
       const timedOut = () => new ToolExecutionError({ tool: tool.name, message: `timed out after ${toolMs} ms` })
       return prepared.run === undefined
         ? timeoutFail(prepared.execute, toolMs, timedOut)
-        : promiseTimeoutFail(
-          prepared.run,
-          (error) => new ToolExecutionError({ tool: tool.name, message: messageOf(error) }),
-          toolMs,
-          timedOut
-        )
+        : promiseTimeoutFail(prepared.run, rejectionOf(tool.name), toolMs, timedOut)
     }
 
     // Every result and error passes the redaction before the turn sees it: a secret a tool resolved and echoed
