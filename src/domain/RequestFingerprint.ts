@@ -86,6 +86,35 @@ export const fingerprintRequest = (request: LlmRequest, messages?: MessagesFold<
   tools: hashOnce(request.tools)
 })
 
+/**
+ * The fingerprints of requests that share `system` and `tools` and whose messages are the first `counts[i]` of
+ * `messages` (ascending, none above its length): what `fingerprintRequest` gives each of them, each message hashed once. A turn
+ * fingerprints its Thoughts this way when its trace is made, rather than holding a fingerprint per Thought (and the
+ * running text they hash) while it waits on the model.
+ */
+export const prefixFingerprints = (
+  system: ReadonlyArray<SystemBlock>,
+  tools: LlmRequest["tools"],
+  messages: ReadonlyArray<Message>,
+  counts: ReadonlyArray<number>
+): Array<RequestFingerprint> => {
+  const systemHash = hashOnce(system, systemContentHash)
+  const toolsHash = hashOnce(tools)
+  const fingerprints: Array<RequestFingerprint> = []
+  let joined = ""
+  let hashed = 0
+  for (const count of counts) {
+    for (; hashed < count; hashed++) joined = joinHashes(joined, messages[hashed]!, hashed)
+    fingerprints.push({
+      system: systemHash,
+      messages: sha256HexPrefix(joined, 32),
+      message_count: count,
+      tools: toolsHash
+    })
+  }
+  return fingerprints
+}
+
 /** The request as recorded when `traces.recordRequests` is on: plain JSON, volatile parts masked. */
 export const recordableRequest = (request: LlmRequest): unknown =>
   JSON.parse(maskVolatile(JSON.stringify({

@@ -1,7 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { canonicalJson } from "../../src/domain/ArgsHash.js"
 import type { LlmRequest, Message, SystemBlock } from "../../src/domain/LlmTypes.js"
-import { fingerprintRequest, maskVolatile, messagesFingerprint } from "../../src/domain/RequestFingerprint.js"
+import {
+  fingerprintRequest,
+  maskVolatile,
+  messagesFingerprint,
+  prefixFingerprints
+} from "../../src/domain/RequestFingerprint.js"
 import { sha256HexPrefix } from "../../src/domain/Sha256.js"
 
 const request = (system: ReadonlyArray<SystemBlock>): LlmRequest => ({
@@ -146,6 +151,53 @@ describe("the fingerprint of a request's messages", () => {
     const second = fingerprintRequest(withMessages([user, at("2026-02-03T10:11:12.013Z")]), fold).messages
     assert.strictEqual(first, second)
     assert.strictEqual(first, expectedMessages([user, at("2026-01-01T00:00:00.000Z")]))
+  })
+})
+
+describe("the fingerprints of a turn's requests, taken when its trace is made", () => {
+  const system = prompt("Be careful.")
+  const tools: LlmRequest["tools"] = [{ name: "add", description: "adds", parameters: { type: "object" } }]
+  const messages: ReadonlyArray<Message> = [
+    { role: "user", content: "add 1 and 2, at 2026-01-01T00:00:00.000Z" },
+    { role: "assistant", content: "", toolCalls: [{ id: "call_1", name: "add", args: { b: 2, a: 1 } }] },
+    { role: "tool", toolCallId: "call_1", name: "add", content: "3", isError: false },
+    { role: "assistant", content: "", toolCalls: [{ id: "call_2", name: "add", args: { a: 3, b: 3 } }] },
+    {
+      role: "tool",
+      toolCallId: "call_2",
+      name: "add",
+      content: "<untrusted id=\"x\">6</untrusted id=\"x\">",
+      isError: false
+    }
+  ]
+
+  it("are those of each request on its own: the first `count` messages, the same prompt and tools", () => {
+    const counts = [0, 1, 1, 3, 5]
+    const fingerprints = prefixFingerprints(system, tools, messages, counts)
+    assert.strictEqual(fingerprints.length, counts.length)
+    counts.forEach((count, i) =>
+      assert.deepStrictEqual(
+        fingerprints[i],
+        fingerprintRequest({ tier: "frontier", system, tools, messages: messages.slice(0, count) })
+      )
+    )
+    assert.deepStrictEqual(prefixFingerprints(system, tools, messages, []), [])
+  })
+
+  it("read each message once, however many requests share it", () => {
+    let reads = 0
+    const counted: Message = {
+      role: "tool",
+      toolCallId: "call_1",
+      name: "add",
+      get content() {
+        reads++
+        return "3"
+      },
+      isError: false
+    }
+    prefixFingerprints(system, tools, [messages[0]!, messages[1]!, counted, messages[3]!], [1, 3, 3, 4])
+    assert.strictEqual(reads, 1)
   })
 })
 

@@ -2,8 +2,7 @@ import { type Clock, Data, Effect } from "effect"
 import type { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
-import type { MessagesFold } from "../../domain/MessagesFold.js"
-import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
+import { fingerprintRequest, recordableRequest, type RequestFingerprint } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
 import { withStepService } from "../Services.js"
 
@@ -13,12 +12,29 @@ export type Thought = Data.TaggedEnum<{
 }>
 export const Thought = Data.taggedEnum<Thought>()
 
+/**
+ * When a Thought's request is fingerprinted: `now`, into its step; `later`, by whoever records the step (the turn
+ * fingerprints its own Thoughts when it makes its trace, see `TurnState.thought`).
+ */
+export type Fingerprint = "now" | "later"
+
+/**
+ * The fingerprint of a step whose fingerprint is taken `later`, until it is: one shared value in its place, so that
+ * the step keeps the trace's order of fields and gets its fingerprint by a plain copy.
+ */
+export const fingerprintPending: RequestFingerprint = Object.freeze({
+  system: "",
+  messages: "",
+  message_count: -1,
+  tools: ""
+})
+
 const thoughtStep = (
   response: LlmResponse,
   wallMs: number,
   request: LlmRequest,
   recordRequest: boolean,
-  fingerprinted: MessagesFold<string> | undefined
+  fingerprint: Fingerprint
 ): ThoughtStep => ({
   kind: "thought",
   model: response.model,
@@ -35,32 +51,32 @@ const thoughtStep = (
   cost_usd: response.costUsd,
   wall_ms: wallMs,
   failed_attempts: response.failedAttempts,
-  request_hash: fingerprintRequest(request, fingerprinted),
+  request_hash: fingerprint === "now" ? fingerprintRequest(request) : fingerprintPending,
   ...(recordRequest ? { request: recordableRequest(request) } : {})
 })
 
 /**
  * One LLM call on the request's tier (the Llm layer times out, retries and fails over within the tier, and
- * reserves and settles its cost in the day's budget): the ThoughtStep, with the request's fingerprint (and the
- * request itself when `recordRequest`), or why there is none. One chain of effects, no generator; the model, the
+ * reserves and settles its cost in the day's budget): the ThoughtStep, with the request's fingerprint unless it is
+ * taken `later` (and the request itself when `recordRequest`), or why there is none. One chain of effects, no generator; the model, the
  * clock and the tracer read in one operation: it runs for every Thought. The span and its GenAI attributes only
  * when a tracer exports them.
  */
 export const think = (
   request: LlmRequest,
   recordRequest = false,
-  fingerprinted?: MessagesFold<string>
+  fingerprint: Fingerprint = "now"
 ): Effect.Effect<Thought, never, Llm> =>
   withStepService(Llm, (llm, { clock, traced }) =>
     traced
       ? Effect.withSpan(
         Effect.zipRight(
           Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
-          Effect.suspend(() => call(llm, clock, request, recordRequest, fingerprinted, true))
+          Effect.suspend(() => call(llm, clock, request, recordRequest, fingerprint, true))
         ),
         "Turn.thought"
       )
-      : call(llm, clock, request, recordRequest, fingerprinted, false))
+      : call(llm, clock, request, recordRequest, fingerprint, false))
 
 /** The call and its Thought, timed from now; with `traced`, the outcome's attributes on the current span. */
 const call = (
@@ -68,7 +84,7 @@ const call = (
   clock: Clock.Clock,
   request: LlmRequest,
   recordRequest: boolean,
-  fingerprinted: MessagesFold<string> | undefined,
+  fingerprint: Fingerprint,
   traced: boolean
 ): Effect.Effect<Thought> => {
   const started = clock.unsafeCurrentTimeMillis()
@@ -84,7 +100,7 @@ const call = (
     },
     onSuccess: (response): Effect.Effect<Thought> => {
       const answered = Thought.Answered({
-        step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest, fingerprinted),
+        step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest, fingerprint),
         response
       })
       return traced

@@ -3,7 +3,6 @@ import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
 import type { MessagesFold } from "../../domain/MessagesFold.js"
-import { messagesFingerprint } from "../../domain/RequestFingerprint.js"
 import { messagesChars, type TokenCounting, tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
@@ -159,8 +158,7 @@ interface TurnContext {
   }
   /** What the gate needs of the turn, as it stands now. */
   readonly gateContext: () => GateContext
-  /** The turn's messages as last fingerprinted and counted: each Thought reads only the messages added since. */
-  readonly fingerprinted: MessagesFold<string>
+  /** The turn's messages as last counted: each Thought reads only the messages added since. */
   readonly counted: MessagesFold<number>
 }
 
@@ -266,10 +264,11 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
   if (squeezed !== null) yield* update((current) => TurnState.turnCompacted(current, squeezed))
   const current = squeezed === null ? before : yield* t.state
   const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
-  const request = { tier, system: current.system, messages: current.messages, tools: t.registry.catalog } as const
+  const request = { tier, system: current.system, messages: current.messages, tools: current.tools } as const
   // A paid answer is recorded in the same region that received it.
   const thought = yield* Effect.uninterruptibleMask((restore) =>
-    Effect.map(restore(think(request, config.traces.recordRequests, t.fingerprinted)), (thought) => {
+    // Fingerprinted when the trace is made (see `TurnState.thought`): a turn waiting on the model holds none.
+    Effect.map(restore(think(request, config.traces.recordRequests, "later")), (thought) => {
       if (thought._tag === "Answered") t.updateNow((s) => TurnState.thought(s, thought.step, thought.response))
       return thought
     })
@@ -428,7 +427,7 @@ const openTurn = Effect.fnUntraced(function*(
   const audit = Context.get(provided, AuditLog)
   const traceId = yield* Context.get(provided, IdGenerator).next("trace")
   yield* annotate(traceId)
-  let turnState = TurnState.start(input, traceId, clock.unsafeCurrentTimeMillis())
+  let turnState = TurnState.start(input, traceId, clock.unsafeCurrentTimeMillis(), registry.catalog)
   const state = Effect.sync(() => turnState)
   const updateNow = (f: (state: TurnState.TurnState) => TurnState.TurnState): void => {
     turnState = f(turnState)
@@ -456,7 +455,6 @@ const openTurn = Effect.fnUntraced(function*(
       provenance: provenanceOf(turnState),
       provenanceAtLaunch: Effect.sync(() => provenanceOf(turnState))
     }),
-    fingerprinted: messagesFingerprint(),
     counted: messagesChars()
   }
   return { t, clock, sink, budgetReads }

@@ -11,12 +11,13 @@ import {
   type TraceStep,
   type TurnPath
 } from "../../domain/ExecutionTrace.js"
-import type { LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js"
+import type { LlmRequest, LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js"
+import { prefixFingerprints } from "../../domain/RequestFingerprint.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import type { Prompt } from "../../services/PromptBuilder.js"
 import type { PastTurn } from "../../services/TraceStore.js"
-import type { Thought } from "./Think.js"
+import { fingerprintPending, type Thought } from "./Think.js"
 
 /** Untrusted content that entered the turn: its sources, and the hosts it named that the user did not. */
 export interface Taint {
@@ -67,12 +68,27 @@ export interface TurnState {
   readonly end: { readonly outcome: Outcome; readonly response: string | null } | null
   /** The path that served the turn and why a cheaper one was not taken (none: a turn that never chose). */
   readonly route: { readonly path: TurnPath; readonly reason: string } | null
+  /** The tool catalog the turn's requests carry. */
+  readonly tools: LlmRequest["tools"]
+  /**
+   * How many messages each Thought whose fingerprint is pending was asked with, in step order: its request was
+   * `system`, `tools` and that many of `messages`, the messages as they stood when it was recorded (the loop's
+   * Thoughts, all asked after the prompt was set). They are fingerprinted together when the turn's own history is
+   * summarised (its messages replaced) and when the trace is made: a turn waiting on the model holds no
+   * fingerprints, and each message is hashed once.
+   */
+  readonly unhashed: ReadonlyArray<number>
 }
 
 // Most turns read nothing untrusted: they share one empty set (a turn that does makes a set of its own).
 const noHosts: ReadonlySet<string> = new Set()
 
-export const start = (input: TurnInput, traceId: string, startedAt: number): TurnState => ({
+export const start = (
+  input: TurnInput,
+  traceId: string,
+  startedAt: number,
+  tools: LlmRequest["tools"]
+): TurnState => ({
   input,
   traceId,
   startedAt,
@@ -88,8 +104,23 @@ export const start = (input: TurnInput, traceId: string, startedAt: number): Tur
   taint: { sources: [], hosts: noHosts, inherited: [] },
   metadata: {},
   end: null,
-  route: null
+  route: null,
+  tools,
+  unhashed: []
 })
+
+/** Every Thought whose fingerprint is pending, fingerprinted. */
+const fingerprinted = (state: TurnState): TurnState => {
+  if (state.unhashed.length === 0) return state
+  const fingerprints = prefixFingerprints(state.system, state.tools, state.messages, state.unhashed)
+  let next = 0
+  const steps = state.steps.map((step) =>
+    step.kind === "thought" && step.request_hash === fingerprintPending && next < fingerprints.length
+      ? { ...step, request_hash: fingerprints[next++]! }
+      : step
+  )
+  return { ...state, steps, unhashed: [] }
+}
 
 export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   ...state,
@@ -107,10 +138,14 @@ export const taintSources = (state: TurnState): ReadonlyArray<string> => [
   ...new Set([...state.taint.sources, ...state.taint.inherited])
 ]
 
-/** A Thought: its step and cost, and the assistant message when it asks for tools. */
+/**
+ * A Thought: its step and cost, and the assistant message when it asks for tools. A step whose fingerprint is
+ * taken `later` was asked with the turn's system prompt, tools and messages as they stand now.
+ */
 export const thought = (state: TurnState, step: ThoughtStep, response: LlmResponse): TurnState => ({
   ...state,
   steps: [...state.steps, step],
+  unhashed: step.request_hash === fingerprintPending ? [...state.unhashed, state.messages.length] : state.unhashed,
   costUsd: state.costUsd + step.cost_usd,
   messages: response.toolCalls.length === 0
     ? state.messages
@@ -134,9 +169,11 @@ export const turnCompacted = (
   state: TurnState,
   summary: { readonly thought: Thought; readonly failure: string | null; readonly messages: ReadonlyArray<Message> }
 ): TurnState => {
+  // The Thoughts asked with the messages about to be replaced are fingerprinted with them.
+  const before = fingerprinted(state)
   const next = summary.thought._tag === "Answered"
-    ? thought(state, summary.thought.step, summary.thought.response)
-    : state
+    ? thought(before, summary.thought.step, summary.thought.response)
+    : before
   const squeezed = { ...next, messages: summary.messages }
   return summary.failure === null ? squeezed : withMetadata(squeezed, "turn_summary_failed", summary.failure)
 }
@@ -190,12 +227,22 @@ export const withMetadata = (state: TurnState, key: string, value: unknown): Tur
 export const ended = (state: TurnState, outcome: Outcome, response: string | null): TurnState =>
   state.end === null ? { ...state, end: { outcome, response } } : state
 
-/** The closed trace; the ids the turn drew and the budget statuses it read, in order (a replay gets them again). */
+/**
+ * The closed trace, every Thought with its request's fingerprint; the ids the turn drew and the budget statuses it
+ * read, in order (a replay gets them again).
+ */
 export const toTrace = (
-  state: TurnState,
+  closed: TurnState,
   now: number,
   drawnIds: ReadonlyArray<DrawnId>,
   budgetReads: ReadonlyArray<BudgetRead> = []
+): ExecutionTrace => traceOf(fingerprinted(closed), now, drawnIds, budgetReads)
+
+const traceOf = (
+  state: TurnState,
+  now: number,
+  drawnIds: ReadonlyArray<DrawnId>,
+  budgetReads: ReadonlyArray<BudgetRead>
 ): ExecutionTrace => ({
   trace_id: state.traceId,
   session_id: state.input.sessionId,

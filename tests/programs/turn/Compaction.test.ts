@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
+import { fingerprintRequest } from "../../../src/domain/RequestFingerprint.js"
 import type { ScriptEntry } from "../../../src/domain/ScriptEntry.js"
 import { LlmFunction } from "../../../src/layers/llm/LlmScripted.js"
 import { SessionsSqlite } from "../../../src/layers/sessions/SessionsSqlite.js"
@@ -195,6 +196,10 @@ describe("Turn history compression", () => {
       assert.include(last.messages[2]!.content, "what time is it?")
       assert.include(last.messages[2]!.content, "TURN SUMMARY: now was called.")
       assert.strictEqual(thoughts(trace).length, 3, "the Thought with the call, the summary, the answer")
+      // Each Thought's fingerprint is its own request's, the one asked before the history was replaced included.
+      thoughts(trace).forEach((thought, i) =>
+        assert.deepStrictEqual(thought.request_hash, fingerprintRequest(requests.slice(-3)[i]!))
+      )
     }).pipe(Effect.provide(TestLayer({ llm: layer })))
   })
 })

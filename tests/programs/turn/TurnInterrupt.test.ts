@@ -54,6 +54,9 @@ describe("a turn interrupted while a tool runs", () => {
       assert.strictEqual(steps[0]!.tool_name, "stamp")
       assert.strictEqual(steps[0]!.policy_decision, "allow")
       assert.isNotNull(steps[0]!.exec_result)
+      // The Thought that asked for it has its request's fingerprint: a stopped turn's trace has them all.
+      const [thought] = (trace?.steps ?? []).filter((step) => step.kind === "thought")
+      assert.strictEqual(thought?.kind === "thought" ? thought.request_hash?.message_count : undefined, 1)
     }).pipe(Effect.provide(TestLayer({
       tools: [stamp.tool],
       config: { policy: { rules: [{ match: "stamp", decision: "allow" }] } },

@@ -65,6 +65,12 @@ describe("what a trace records for its replay", () => {
       const { requests, traces: [, second] } = yield* recorded(true)
       const thought = second.steps[2]
       assert.strictEqual(thought?.kind, "thought")
+      // Where it always was in the trace's line: the fingerprint, then the request, last.
+      assert.deepStrictEqual(Object.keys(thought ?? {}).slice(-2), ["request_hash", "request"])
+      assert.deepStrictEqual(
+        thought?.kind === "thought" ? thought.request_hash : null,
+        fingerprintRequest(requests[1]!)
+      )
       const text = JSON.stringify(thought?.kind === "thought" ? thought.request : null)
       assert.include(text, "meeting moved to Friday")
       assert.include(text, "<untrusted id=\\\"<id>\\\"")
