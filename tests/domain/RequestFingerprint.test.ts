@@ -68,6 +68,22 @@ describe("the fingerprint of a request's system prompt", () => {
 const expectedMessages = (messages: ReadonlyArray<Message>) =>
   sha256HexPrefix(messages.map((message) => sha256HexPrefix(maskVolatile(canonicalJson(message)), 32)).join(","), 32)
 
+/** A tool result that counts how many times its content is read. */
+const countingReads = () => {
+  let reads = 0
+  const message: Message = {
+    role: "tool",
+    toolCallId: "call_1",
+    name: "add",
+    get content() {
+      reads++
+      return "3"
+    },
+    isError: false
+  }
+  return { message, reads: () => reads }
+}
+
 const withMessages = (messages: ReadonlyArray<Message>): LlmRequest => ({
   tier: "frontier",
   system: [],
@@ -115,17 +131,7 @@ describe("the fingerprint of a request's messages", () => {
   })
 
   it("reads each message of a turn once, however many Thoughts the turn has", () => {
-    let reads = 0
-    const counted: Message = {
-      role: "tool",
-      toolCallId: "call_1",
-      name: "add",
-      get content() {
-        reads++
-        return "3"
-      },
-      isError: false
-    }
+    const { message: counted, reads } = countingReads()
     const fold = messagesFingerprint()
     const thoughts: Array<ReadonlyArray<Message>> = [[user, call, counted], [user, call, counted, answer], [
       user,
@@ -135,7 +141,7 @@ describe("the fingerprint of a request's messages", () => {
       user
     ]]
     for (const messages of thoughts) fingerprintRequest(withMessages(messages), fold)
-    assert.strictEqual(reads, 1)
+    assert.strictEqual(reads(), 1)
   })
 
   it("masks times and wrapper ids in each message, as in the system prompt", () => {
@@ -185,19 +191,9 @@ describe("the fingerprints of a turn's requests, taken when its trace is made", 
   })
 
   it("read each message once, however many requests share it", () => {
-    let reads = 0
-    const counted: Message = {
-      role: "tool",
-      toolCallId: "call_1",
-      name: "add",
-      get content() {
-        reads++
-        return "3"
-      },
-      isError: false
-    }
+    const { message: counted, reads } = countingReads()
     prefixFingerprints(system, tools, [messages[0]!, messages[1]!, counted, messages[3]!], [1, 3, 3, 4])
-    assert.strictEqual(reads, 1)
+    assert.strictEqual(reads(), 1)
   })
 })
 
