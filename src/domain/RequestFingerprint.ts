@@ -88,9 +88,9 @@ export const fingerprintRequest = (request: LlmRequest, messages?: MessagesFold<
 
 /**
  * The fingerprints of requests that share `system` and `tools` and whose messages are the first `counts[i]` of
- * `messages` (ascending, none above its length): what `fingerprintRequest` gives each of them, each message hashed once. A turn
- * fingerprints its Thoughts this way when its trace is made, rather than holding a fingerprint per Thought (and the
- * running text they hash) while it waits on the model.
+ * `messages` (ascending, none above its length): what `fingerprintRequest` gives each of them, each message hashed
+ * once. A turn fingerprints its Thoughts this way when its trace is made, rather than holding a fingerprint per
+ * Thought (and the running text they hash) while it waits on the model.
  */
 export const prefixFingerprints = (
   system: ReadonlyArray<SystemBlock>,

@@ -58,9 +58,9 @@ const thoughtStep = (
 /**
  * One LLM call on the request's tier (the Llm layer times out, retries and fails over within the tier, and
  * reserves and settles its cost in the day's budget): the ThoughtStep, with the request's fingerprint unless it is
- * taken `later` (and the request itself when `recordRequest`), or why there is none. One chain of effects, no generator; the model, the
- * clock and the tracer read in one operation: it runs for every Thought. The span and its GenAI attributes only
- * when a tracer exports them.
+ * taken `later` (and the request itself when `recordRequest`), or why there is none. One chain of effects, no
+ * generator; the model, the clock and the tracer read in one operation: it runs for every Thought. The span and its
+ * GenAI attributes only when a tracer exports them.
  */
 export const think = (
   request: LlmRequest,
