@@ -40,32 +40,37 @@ const hashOnce = <A>(value: ReadonlyArray<A>, compute: (value: ReadonlyArray<A>)
   return computed
 }
 
-/** Same length, and each block with the same keys holding the same values, none of them an object. */
-const sameBlocks = (a: ReadonlyArray<SystemBlock>, b: ReadonlyArray<SystemBlock>): boolean => {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] as unknown as Record<string, unknown>
-    const y = b[i] as unknown as Record<string, unknown>
-    const keys = Object.keys(x)
-    if (keys.length !== Object.keys(y).length) return false
-    for (const key of keys) {
-      const value = x[key]
-      if (value !== y[key] || (typeof value === "object" && value !== null)) return false
-    }
+/** The same keys holding the same values, none of them an object. */
+const sameBlock = (a: SystemBlock, b: SystemBlock): boolean => {
+  const x = a as unknown as Record<string, unknown>
+  const y = b as unknown as Record<string, unknown>
+  const keys = Object.keys(x)
+  if (keys.length !== Object.keys(y).length) return false
+  for (const key of keys) {
+    const value = x[key]
+    if (value !== y[key] || (typeof value === "object" && value !== null)) return false
   }
   return true
 }
 
-// Each turn builds its system prompt anew, from texts that seldom change (the constitution, the tools, the
-// memory): the last prompt hashed is kept, and a prompt whose blocks are equal to its blocks has its hash, without
-// serialising and hashing some kilobytes again. Only the blocks' values are compared, so it is the same hash.
-let lastSystem: { readonly blocks: ReadonlyArray<SystemBlock>; readonly hash: string } | undefined
+// Each turn builds its system prompt anew, from blocks that seldom change (the constitution, the tools, the
+// memory: the same objects from turn to turn) and, in a session with a summary, a block of its own; requests of
+// other prompts (the summariser's) come in between. Each block's part of the hashed text is kept with a copy of
+// the block, and used while the block is equal to its copy (a block changed in place is serialised again). The
+// hash is the same as the whole prompt's: a block's canonical JSON is an object, and neither volatile pattern
+// spans the commas between them, so masking block by block masks the same parts.
+const parts = new WeakMap<SystemBlock, { readonly copy: SystemBlock; readonly part: string }>()
+const partOf = (block: SystemBlock): string => {
+  const known = parts.get(block)
+  if (known !== undefined && sameBlock(known.copy, block)) return known.part
+  const part = maskVolatile(canonicalJson(block))
+  parts.set(block, { copy: { ...block }, part })
+  return part
+}
 const systemContentHash = (system: ReadonlyArray<SystemBlock>): string => {
-  if (lastSystem !== undefined && sameBlocks(lastSystem.blocks, system)) return lastSystem.hash
-  const computed = hash(system)
-  // Copies of the blocks: what the next prompt is compared with cannot have been changed in between.
-  lastSystem = { blocks: system.map((block) => ({ ...block })), hash: computed }
-  return computed
+  let text = "["
+  for (let i = 0; i < system.length; i++) text += i === 0 ? partOf(system[i]!) : `,${partOf(system[i]!)}`
+  return sha256HexPrefix(`${text}]`, 32)
 }
 
 /** What the messages' hash hashes: each message's hash, joined by commas. */

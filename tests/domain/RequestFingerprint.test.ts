@@ -42,6 +42,31 @@ describe("the fingerprint of a request's system prompt", () => {
     assert.notStrictEqual(expected(prompts[0]!), expected(prompts[6]!))
   })
 
+  it("is the hash of the whole prompt when only its last blocks change, as sessions with summaries take turns", () => {
+    const stable = prompt("Be careful, it is 2026-01-01T00:00:00Z.", "likes tea")
+    const summary = (text: string): SystemBlock => ({ name: "summary", text, stable: false })
+    const wrapped = (id: string) =>
+      `<untrusted id="${id}" source="web">said "hi" at 2026-02-03T04:05:06.789Z</untrusted>`
+    const prompts: Array<ReadonlyArray<SystemBlock>> = [
+      [...stable, summary("earlier: tea")],
+      [...stable, summary(wrapped("w-1"))],
+      [...stable, summary("earlier: tea")],
+      stable,
+      [...stable, summary(wrapped("w-2")), summary("and coffee")],
+      [...stable, summary(wrapped("w-3"))],
+      // A block in the middle changed: what follows it is hashed again.
+      [stable[0]!, { ...stable[1]!, text: "# Tools\n- fs_write: write a file" }, stable[2]!, summary("earlier: tea")],
+      [stable[0]!],
+      [],
+      [...stable, summary("earlier: tea")]
+    ]
+    for (const system of prompts) assert.strictEqual(fingerprintRequest(request(system)).system, expected(system))
+    // Masked block by block as in the whole text: the wrapper ids and the times do not count.
+    assert.strictEqual(expected(prompts[1]!), expected(prompts[5]!))
+    assert.notStrictEqual(expected(prompts[0]!), expected(prompts[1]!))
+    assert.notStrictEqual(expected(prompts[7]!), expected(prompts[8]!))
+  })
+
   it("follows a block changed in place after its prompt was hashed", () => {
     const first = prompt("Not hashed before.")
     const before = fingerprintRequest(request(first)).system

@@ -1,7 +1,7 @@
 import { Clock, Effect, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { CompactionRecord } from "../../domain/ExecutionTrace.js"
-import type { LlmRequest } from "../../domain/LlmTypes.js"
+import type { LlmRequest, SystemBlock } from "../../domain/LlmTypes.js"
 import type { SessionHistory, SessionSummary, SessionTurn } from "../../domain/Session.js"
 import { isoAt } from "../../domain/Time.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
@@ -40,10 +40,15 @@ export const SUMMARISER_INSTRUCTIONS = [
 /** The name of the system block of a summary request. */
 export const SUMMARISER_BLOCK = "summariser"
 
+// One array for every summary request: its fingerprint is computed once, not once per turn.
+const SUMMARISER_SYSTEM: ReadonlyArray<SystemBlock> = Object.freeze([
+  Object.freeze({ name: SUMMARISER_BLOCK, text: SUMMARISER_INSTRUCTIONS, stable: true })
+])
+
 /** The summariser's request: instructions as the system block, the history as one user message of data. */
 export const summaryRequest = (conversation: string): LlmRequest => ({
   tier: "local-fast",
-  system: [{ name: SUMMARISER_BLOCK, text: SUMMARISER_INSTRUCTIONS, stable: true }],
+  system: SUMMARISER_SYSTEM,
   messages: [{ role: "user", content: conversation }],
   tools: [],
   maxTokens: SUMMARY_MAX_TOKENS

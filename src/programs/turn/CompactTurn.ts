@@ -1,5 +1,5 @@
 import { Clock, Effect } from "effect"
-import type { LlmRequest, Message } from "../../domain/LlmTypes.js"
+import type { LlmRequest, Message, SystemBlock } from "../../domain/LlmTypes.js"
 import type { MessagesFold } from "../../domain/MessagesFold.js"
 import { isoAt } from "../../domain/Time.js"
 import { countMessageTokens, countWithoutTokenizer, type TokenCounting } from "../../domain/Tokens.js"
@@ -29,9 +29,14 @@ const workText = (messages: ReadonlyArray<Message>): string =>
       : `The owner: ${message.content}`
   ).join("\n")
 
+// One array for every request of this summary: its fingerprint is computed once.
+const SUMMARISER_SYSTEM: ReadonlyArray<SystemBlock> = Object.freeze([
+  Object.freeze({ name: "summariser", text: TURN_SUMMARISER_INSTRUCTIONS, stable: true })
+])
+
 const summaryRequest = (work: string): LlmRequest => ({
   tier: "local-fast",
-  system: [{ name: "summariser", text: TURN_SUMMARISER_INSTRUCTIONS, stable: true }],
+  system: SUMMARISER_SYSTEM,
   messages: [{ role: "user", content: `<work>\n${work}\n</work>` }],
   tools: [],
   maxTokens: 600
