@@ -7,6 +7,13 @@
 //   serve_health_ms       node dist/cli/myclaw.mjs serve, until GET /health answers 200
 //   npm_start_health_ms   npm start (npm's own start-up included), until GET /health answers 200
 //   node_baseline_ms      node -e 0: the floor on this machine right now (a loaded machine raises every figure)
+//   node_extra_ca_certs   whether NODE_EXTRA_CA_CERTS is set (the commands inherit it): Node 20 then reads and
+//                         parses that certificate file, and builds its whole root store, when each process
+//                         starts, before any script runs (about 45 ms a process on the 2-core machine; npm start
+//                         pays it twice, for npm and for node)
+//   node_baseline_without_extra_ca_ms  node -e 0 with NODE_EXTRA_CA_CERTS unset, when it is set: what that costs
+//                         each process here. `env -u NODE_EXTRA_CA_CERTS npm run bench -- cold-start` measures
+//                         every command without it
 //   *_min_ms              the fastest run of each, for the same
 //
 // The unmeasured run also writes each command's V8 code cache (src/cli/CodeCache.ts): the measured runs start from
@@ -163,6 +170,11 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 try {
   log(`${RUNS} runs each (after one unmeasured run), workspace ${home}`);
   const baseline = await measure('node -e 0', () => timed(node, ['-e', '0'], env));
+  const extraCa = Boolean(process.env.NODE_EXTRA_CA_CERTS);
+  const { NODE_EXTRA_CA_CERTS: _, ...withoutExtraCa } = env;
+  const bareBaseline = extraCa
+    ? await measure('node -e 0 without NODE_EXTRA_CA_CERTS', () => timed(node, ['-e', '0'], withoutExtraCa))
+    : undefined;
   const serve = await measure('serve to /health', async () => timedServe(node, [cli, 'serve'], env, await freePort()));
   const npmStart = await measure('npm start to /health', async () =>
     timedServe(npm, ['start', '--silent'], env, await freePort()));
@@ -179,6 +191,8 @@ try {
       serve_health_ms: serve.median,
       npm_start_health_ms: npmStart.median,
       node_baseline_ms: baseline.median,
+      node_extra_ca_certs: extraCa,
+      ...(bareBaseline === undefined ? {} : { node_baseline_without_extra_ca_ms: bareBaseline.median }),
       help_min_ms: help.min,
       budget_min_ms: budget.min,
       chat_min_ms: chat.min,
