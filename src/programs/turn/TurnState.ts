@@ -139,17 +139,30 @@ export const taintSources = (state: TurnState): ReadonlyArray<string> => [
 ]
 
 /**
+ * The list with one more item, in an array of exactly its length: `[...list, item]` grows its array as a push does,
+ * half again and more, and a parked turn holds its steps, messages and counts in such arrays (and a copy loop is
+ * faster than the spread).
+ */
+const appended = <A>(list: ReadonlyArray<A>, item: A): Array<A> => {
+  const length = list.length
+  const out = new Array<A>(length + 1)
+  for (let i = 0; i < length; i++) out[i] = list[i]!
+  out[length] = item
+  return out
+}
+
+/**
  * A Thought: its step and cost, and the assistant message when it asks for tools. A step whose fingerprint is
  * taken `later` was asked with the turn's system prompt, tools and messages as they stand now.
  */
 export const thought = (state: TurnState, step: ThoughtStep, response: LlmResponse): TurnState => ({
   ...state,
-  steps: [...state.steps, step],
-  unhashed: step.request_hash === fingerprintPending ? [...state.unhashed, state.messages.length] : state.unhashed,
+  steps: appended(state.steps, step),
+  unhashed: step.request_hash === fingerprintPending ? appended(state.unhashed, state.messages.length) : state.unhashed,
   costUsd: state.costUsd + step.cost_usd,
   messages: response.toolCalls.length === 0
     ? state.messages
-    : [...state.messages, { role: "assistant", content: response.text, toolCalls: response.toolCalls }]
+    : appended(state.messages, { role: "assistant", content: response.text, toolCalls: response.toolCalls })
 })
 
 /** The summary of the session's older turns made on entering this turn: its Thought, or why it failed. */
@@ -189,8 +202,8 @@ export const observed = (state: TurnState, observation: Observation): TurnState 
   }
   return {
     ...state,
-    steps: [...state.steps, observation.step],
-    messages: observation.message === undefined ? state.messages : [...state.messages, observation.message],
+    steps: appended(state.steps, observation.step),
+    messages: observation.message === undefined ? state.messages : appended(state.messages, observation.message),
     invalidStreak: observation.invalid ? state.invalidStreak + 1 : 0,
     taint: taint === undefined ? state.taint : {
       ...state.taint,
@@ -215,7 +228,7 @@ export const routed = (state: TurnState, path: TurnPath, reason: string): TurnSt
 /** Calls a plan proposes: the assistant message the model would have written, so a fallback reads on from it. */
 export const proposed = (state: TurnState, calls: ReadonlyArray<ToolCall>): TurnState => ({
   ...state,
-  messages: [...state.messages, { role: "assistant", content: "", toolCalls: calls }]
+  messages: appended(state.messages, { role: "assistant", content: "", toolCalls: calls })
 })
 
 export const withMetadata = (state: TurnState, key: string, value: unknown): TurnState => ({
