@@ -200,10 +200,12 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
   const inTier = (list: ReadonlyArray<Provider>, request: LlmRequest, tier: Tier) =>
     Effect.clockWith((clock) => {
       const now = clock.unsafeCurrentTimeMillis()
-      const ready = list.filter((p) => stateOf(p).cooldownUntil <= now)
-      const cooling = list.filter((p) => stateOf(p).cooldownUntil > now)
-        .sort((a, b) => stateOf(a).cooldownUntil - stateOf(b).cooldownUntil)
-      const order = cooling.length === 0 ? ready : [...ready, ...cooling]
+      // Mostly every provider is ready: the tier's own list, in its order (a parked call holds no copy of it).
+      const order = list.every((p) => stateOf(p).cooldownUntil <= now) ? list : [
+        ...list.filter((p) => stateOf(p).cooldownUntil <= now),
+        ...list.filter((p) => stateOf(p).cooldownUntil > now)
+          .sort((a, b) => stateOf(a).cooldownUntil - stateOf(b).cooldownUntil)
+      ]
       const failed: Array<FailedAttempt> = []
       let last: LlmError | undefined
       let refused: BudgetExceeded | undefined
