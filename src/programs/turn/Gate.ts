@@ -151,6 +151,35 @@ const ruleOf = (decision: PolicyDecision): string => {
   return text
 }
 
+/** Two JSON values that serialise to the same text: plain objects with the same keys in the same order, and so on. */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
+    return true
+  }
+  if (Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype) return false
+  const x = a as Record<string, unknown>
+  const y = b as Record<string, unknown>
+  const keys = Object.keys(x)
+  const others = Object.keys(y)
+  if (keys.length !== others.length) return false
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
+    if (key !== others[i] || !sameJson(x[key], y[key])) return false
+  }
+  return true
+}
+
+/**
+ * The arguments an ActionStep records: the validated ones, which are mostly the model's own again (a decoded copy
+ * of them); then the step keeps the call's object, which its Thought holds already, and a parked turn holds one.
+ */
+const recordedArgs = (call: ToolCall, prepared: PreparedCall): unknown =>
+  sameJson(call.args, prepared.args) ? call.args : prepared.args
+
 /** The ActionStep of a call, before any result. */
 export const actionStep = (gate: Gate): ActionStep => {
   const base: ActionStep = {
@@ -172,7 +201,7 @@ export const actionStep = (gate: Gate): ActionStep => {
   }
   const judged = {
     ...base,
-    args: gate.prepared.args,
+    args: recordedArgs(gate.call, gate.prepared),
     policy_decision: gate.decision.verdict,
     policy_reason: ruleOf(gate.decision),
     approval: gate.approval

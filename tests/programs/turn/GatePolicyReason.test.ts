@@ -52,3 +52,45 @@ describe("the policy reason an ActionStep records", () => {
     assert.strictEqual(stepFor(again, "drafts/0.md").policy_reason, `${again.rule}: ${again.reason}`)
   })
 })
+
+const scaled = defineTool({
+  name: "scaled",
+  description: "Takes a count, 1 when left out, and a list of tags.",
+  parameters: Schema.Struct({
+    count: Schema.optionalWith(Schema.Number, { default: () => 1 }),
+    tags: Schema.Array(Schema.String)
+  }),
+  hasSideEffects: false,
+  external: false,
+  targetKind: "none",
+  target: () => "",
+  execute: () => Effect.dieMessage("a gate test never runs its tool")
+})
+
+const scaledStep = (args: unknown) => {
+  const call = { id: "call_1", name: "scaled", args }
+  const prepared = Either.getOrThrow(scaled.prepare(call.args))
+  const decision: PolicyDecision = { verdict: "allow", rule: "default:read-only", reason: "reads nothing" }
+  return {
+    call,
+    prepared,
+    step: actionStep(Gate.Run({ call, tool: scaled, prepared, decision, approval: null, approvalRequestId: null }))
+  }
+}
+
+describe("the arguments an ActionStep records", () => {
+  it("are the call's own object when validation gave back the same JSON", () => {
+    const { call, prepared, step } = scaledStep({ count: 2, tags: ["a", "b"] })
+    assert.notStrictEqual(prepared.args, call.args, "validation decodes a copy")
+    assert.strictEqual(step.args, call.args)
+  })
+
+  it("are the validated ones when validation changed them, or their keys came in another order", () => {
+    const defaulted = scaledStep({ tags: ["a"] })
+    assert.strictEqual(defaulted.step.args, defaulted.prepared.args)
+    assert.deepStrictEqual(defaulted.step.args, { tags: ["a"], count: 1 })
+    const reordered = scaledStep({ tags: ["a"], count: 2 })
+    assert.strictEqual(reordered.step.args, reordered.prepared.args)
+    assert.strictEqual(JSON.stringify(reordered.step.args), JSON.stringify(reordered.prepared.args))
+  })
+})
