@@ -77,10 +77,13 @@ const systemContentHash = (system: ReadonlyArray<SystemBlock>): string => {
 const joinHashes = (joined: string, message: Message, index: number): string =>
   index === 0 ? hash(message) : `${joined},${hash(message)}`
 
-/** A turn's fold of its messages' hashes: each Thought hashes only the messages added since the last one. */
+/**
+ * A replayed turn's fold of its messages' hashes: each request hashes only the messages added since the last one
+ * (a live turn fingerprints its Thoughts together when it makes its trace, with `prefixFingerprints`).
+ */
 export const messagesFingerprint = (): MessagesFold<string> => new MessagesFold("", joinHashes)
 
-/** The request's fingerprint; a turn passes its `messagesFingerprint()` so that each message is hashed once. */
+/** The request's fingerprint; a replay passes its `messagesFingerprint()` so that each message is hashed once. */
 export const fingerprintRequest = (request: LlmRequest, messages?: MessagesFold<string>): RequestFingerprint => ({
   system: hashOnce(request.system, systemContentHash),
   messages: sha256HexPrefix(
