@@ -1,7 +1,7 @@
 import { canonicalJson } from "./ArgsHash.js"
 import type { LlmRequest, Message, SystemBlock } from "./LlmTypes.js"
 import { MessagesFold } from "./MessagesFold.js"
-import { sha256HexPrefix } from "./Sha256.js"
+import { sha256Hex, sha256HexPrefix } from "./Sha256.js"
 
 /**
  * The fingerprint of one LLM request: a hash of each part the runtime builds (system prompt, messages, tool
@@ -28,6 +28,70 @@ export const maskVolatile = (text: string): string => {
 }
 
 const hash = (value: unknown): string => sha256HexPrefix(maskVolatile(canonicalJson(value)), 32)
+
+/** Exactly these own enumerable keys (in any order). */
+const keysAre = (keys: ReadonlyArray<string>, expected: ReadonlyArray<string>): boolean => {
+  if (keys.length !== expected.length) return false
+  for (const key of keys) {
+    if (!expected.includes(key)) return false
+  }
+  return true
+}
+
+const USER_KEYS = ["role", "content"]
+const ASSISTANT_KEYS = ["role", "content", "toolCalls"]
+const TOOL_KEYS = ["role", "toolCallId", "name", "content", "isError"]
+const CALL_KEYS = ["id", "name", "args"]
+
+/** A tool call's canonical JSON, its keys written in their order. */
+const toolCallJson = (call: unknown): string => {
+  if (typeof call !== "object" || call === null || Array.isArray(call)) return canonicalJson(call)
+  const record = call as Record<string, unknown>
+  const { args, id, name } = record
+  return typeof id === "string" && typeof name === "string" && args !== undefined &&
+      keysAre(Object.keys(record), CALL_KEYS)
+    ? `{"args":${canonicalJson(args)},"id":${JSON.stringify(id)},"name":${JSON.stringify(name)}}`
+    : canonicalJson(call)
+}
+
+/**
+ * What `canonicalJson` gives a message, its keys written in their order for the three shapes the runtime makes
+ * (sorting and quoting the keys of every message of every step was most of the time its fingerprint took); a
+ * message of any other shape is left to `canonicalJson`.
+ */
+export const messageJson = (message: Message): string => {
+  const record = message as unknown as Record<string, unknown>
+  const { content, role } = record
+  if (typeof content !== "string") return canonicalJson(message)
+  const keys = Object.keys(record)
+  if (role === "user" && keysAre(keys, USER_KEYS)) return `{"content":${JSON.stringify(content)},"role":"user"}`
+  if (role === "tool" && keysAre(keys, TOOL_KEYS)) {
+    const { isError, name, toolCallId } = record
+    if (typeof isError === "boolean" && typeof name === "string" && typeof toolCallId === "string") {
+      return `{"content":${JSON.stringify(content)},"isError":${isError},"name":${
+        JSON.stringify(name)
+      },"role":"tool",` +
+        `"toolCallId":${JSON.stringify(toolCallId)}}`
+    }
+  }
+  if (role === "assistant" && keysAre(keys, ASSISTANT_KEYS) && Array.isArray(record.toolCalls)) {
+    const calls: ReadonlyArray<unknown> = record.toolCalls
+    let text = `{"content":${JSON.stringify(content)},"role":"assistant","toolCalls":[`
+    for (let i = 0; i < calls.length; i++) {
+      if (i > 0) text += ","
+      // A hole is left empty, as canonicalJson leaves it.
+      if (i in calls) text += toolCallJson(calls[i])
+    }
+    return `${text}]}`
+  }
+  return canonicalJson(message)
+}
+
+/**
+ * A message's hash as the messages' hash joins it. A plain slice: the joined text is hashed (and so flattened, no
+ * longer holding the slices) before anything keeps it, so copying each prefix out of its digest is not needed.
+ */
+const messageHash = (message: Message): string => sha256Hex(maskVolatile(messageJson(message))).slice(0, 32)
 
 // The system prompt and the catalog are the same arrays for every Thought of a turn (the catalog for every turn):
 // their hashes are computed once per array.
@@ -75,7 +139,7 @@ const systemContentHash = (system: ReadonlyArray<SystemBlock>): string => {
 
 /** What the messages' hash hashes: each message's hash, joined by commas. */
 const joinHashes = (joined: string, message: Message, index: number): string =>
-  index === 0 ? hash(message) : `${joined},${hash(message)}`
+  index === 0 ? messageHash(message) : `${joined},${messageHash(message)}`
 
 /**
  * A replayed turn's fold of its messages' hashes: each request hashes only the messages added since the last one
@@ -87,7 +151,7 @@ export const messagesFingerprint = (): MessagesFold<string> => new MessagesFold(
 export const fingerprintRequest = (request: LlmRequest, messages?: MessagesFold<string>): RequestFingerprint => ({
   system: hashOnce(request.system, systemContentHash),
   messages: sha256HexPrefix(
-    messages === undefined ? request.messages.map(hash).join(",") : messages.of(request.messages),
+    messages === undefined ? request.messages.map(messageHash).join(",") : messages.of(request.messages),
     32
   ),
   message_count: request.messages.length,

@@ -26,10 +26,37 @@ describe("canonicalJson", () => {
     assert.strictEqual(canonicalJson({ "é": 1, "Z": 2, "a": 3, "10": 4, "9": 5 }), `{"10":4,"9":5,"Z":2,"a":3,"é":1}`)
   })
 
+  it("walks an object's own keys, whatever JSON.stringify would make of it", () => {
+    // Objects whose keys are in order and whose values are leaves: JSON.stringify's text is taken only for plain
+    // ones, which these are not.
+    assert.strictEqual(canonicalJson(new String("ab")), `{"0":"a","1":"b"}`)
+    assert.strictEqual(canonicalJson([new Date(0)]), "[{}]")
+    assert.strictEqual(canonicalJson({ a: 1, toJSON: () => "x" }), `{"a":1,"toJSON":null}`)
+    assert.strictEqual(canonicalJson({ a: { toJSON: 1 } }), `{"a":{"toJSON":1}}`)
+    class Point {
+      constructor(readonly x: number) {}
+      toJSON() {
+        return "point"
+      }
+    }
+    assert.strictEqual(canonicalJson(new Point(1)), `{"x":1}`)
+    const withOwn = Object.assign([1, 2], { toJSON: () => "list" })
+    assert.strictEqual(canonicalJson(withOwn), "[1,2]")
+    // Holes are left empty; undefined and functions in an array are null, as JSON.stringify writes them.
+    assert.strictEqual(canonicalJson([1, , 3]), "[1,,3]")
+    assert.strictEqual(canonicalJson([undefined, () => 1, "x"]), `[null,null,"x"]`)
+  })
+
   it("gives the reference text for any value, sparse arrays and odd keys included", () => {
     FastCheck.assert(
       FastCheck.property(
-        FastCheck.anything({ withSparseArray: true, withNullPrototype: true, withObjectString: true }),
+        FastCheck.anything({
+          withSparseArray: true,
+          withNullPrototype: true,
+          withObjectString: true,
+          withBoxedValues: true,
+          withDate: true
+        }),
         (value) => canonicalJson(value) === reference(value)
       ),
       { numRuns: 2000 }
