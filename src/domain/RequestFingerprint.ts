@@ -68,10 +68,8 @@ export const messageJson = (message: Message): string => {
   if (role === "tool" && keysAre(keys, TOOL_KEYS)) {
     const { isError, name, toolCallId } = record
     if (typeof isError === "boolean" && typeof name === "string" && typeof toolCallId === "string") {
-      return `{"content":${JSON.stringify(content)},"isError":${isError},"name":${
-        JSON.stringify(name)
-      },"role":"tool",` +
-        `"toolCallId":${JSON.stringify(toolCallId)}}`
+      const head = `{"content":${JSON.stringify(content)},"isError":${isError}`
+      return `${head},"name":${JSON.stringify(name)},"role":"tool","toolCallId":${JSON.stringify(toolCallId)}}`
     }
   }
   if (role === "assistant" && keysAre(keys, ASSISTANT_KEYS) && Array.isArray(record.toolCalls)) {
