@@ -246,8 +246,9 @@ describe("a message's canonical JSON", () => {
       isError: FastCheck.boolean()
     })
   )
-  // Each shape as the runtime makes it, and changed as no runtime message is: a key added, removed or of another
-  // type, keys in another order, a call with its raw arguments or none, a hole among the calls, no prototype.
+  // Each shape as the runtime makes it, and changed as no runtime message is: a key added, removed, only inherited
+  // or of another type, keys in another order, a call with its raw arguments or none, a hole among the calls, no
+  // prototype.
   const changed = FastCheck.tuple(
     shapes,
     FastCheck.constantFrom(
@@ -268,7 +269,9 @@ describe("a message's canonical JSON", () => {
     FastCheck.anything()
   ).map(([message, change, extra]) => {
     const record: Record<string, unknown> = { ...message }
-    const calls = record.toolCalls as Array<Record<string, unknown>> | undefined
+    // A copy: the values drawn are not changed in place.
+    const calls = Array.isArray(record.toolCalls) ? [...record.toolCalls as Array<Record<string, unknown>>] : undefined
+    if (calls !== undefined) record.toolCalls = calls
     switch (change) {
       case "extra key":
         record.extra = extra
