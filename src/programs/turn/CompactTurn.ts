@@ -5,6 +5,7 @@ import { isoAt } from "../../domain/Time.js"
 import { countMessageTokens, countWithoutTokenizer, type TokenCounting } from "../../domain/Tokens.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
+import { SUMMARISER_BLOCK } from "./Compact.js"
 import { summaryOf, think } from "./Think.js"
 
 /** Blocks 6 and 7 (the turn history and the user message) above this many tokens are compressed. */
@@ -31,7 +32,7 @@ const workText = (messages: ReadonlyArray<Message>): string =>
 
 // One array for every request of this summary: its fingerprint is computed once.
 const SUMMARISER_SYSTEM: ReadonlyArray<SystemBlock> = Object.freeze([
-  Object.freeze({ name: "summariser", text: TURN_SUMMARISER_INSTRUCTIONS, stable: true })
+  Object.freeze({ name: SUMMARISER_BLOCK, text: TURN_SUMMARISER_INSTRUCTIONS, stable: true })
 ])
 
 const summaryRequest = (work: string): LlmRequest => ({
