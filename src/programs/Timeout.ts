@@ -104,6 +104,30 @@ export interface PromiseTask {
 }
 
 /**
+ * The task given to `run`: its signal made on first read (an AbortController, microseconds to make), aborted
+ * already when read after the task was given up. A class rather than an object literal with a getter: such a
+ * literal, made on every call, is kept by V8's young-generation collections beyond its last use, and with it
+ * whatever its getter's scope holds (here the caller's fiber, and so its whole conversation), which is then
+ * copied and promoted to the old generation on every call.
+ */
+class LazySignalTask implements PromiseTask {
+  private controller: AbortController | undefined = undefined
+  // Why the task is no longer waited for, once it is not: a signal first read after that is born aborted.
+  private abortedWith: unknown = undefined
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController()
+      if (this.abortedWith !== undefined) this.controller.abort(this.abortedWith)
+    }
+    return this.controller.signal
+  }
+  abort(reason: unknown): void {
+    this.abortedWith = reason
+    this.controller?.abort(reason)
+  }
+}
+
+/**
  * `run()`'s promise with a limit of `ms`: one wait and a timer, where `timeoutFailWith` needs a fiber for the
  * effect it limits (a promise runs by itself: nothing has to be interrupted to stop waiting for it). Past the
  * limit the result is `onTimeout()`; a rejection, or a throw before any promise, is `onReject(error)`. Past the
@@ -119,22 +143,7 @@ export const promiseTimeoutFailWith = <A, E, E2>(
   schedule: Schedule
 ): Effect.Effect<A, E | E2> =>
   Effect.async<A, E | E2>((resume) => {
-    let controller: AbortController | undefined
-    // Why the task is no longer waited for, once it is not: a signal first read after that is born aborted.
-    let abortedWith: unknown = undefined
-    const task: PromiseTask = {
-      get signal() {
-        if (controller === undefined) {
-          controller = new AbortController()
-          if (abortedWith !== undefined) controller.abort(abortedWith)
-        }
-        return controller.signal
-      }
-    }
-    const abort = (reason: unknown) => {
-      abortedWith = reason
-      controller?.abort(reason)
-    }
+    const task = new LazySignalTask()
     let promise: PromiseLike<A>
     try {
       // A function that is not async may answer without a promise: it is taken as resolved.
@@ -147,7 +156,7 @@ export const promiseTimeoutFailWith = <A, E, E2>(
     const cancel = schedule(() => {
       if (settled) return
       settled = true
-      abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError"))
+      task.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError"))
       resume(Effect.fail(onTimeout()))
     }, ms)
     promise.then(
@@ -168,7 +177,7 @@ export const promiseTimeoutFailWith = <A, E, E2>(
       if (settled) return
       settled = true
       cancel()
-      abort(new DOMException("the caller stopped waiting", "AbortError"))
+      task.abort(new DOMException("the caller stopped waiting", "AbortError"))
     })
   })
 
