@@ -25,25 +25,26 @@ const fileOf = (root: string, traceId: string) =>
  * Keeps what a workspace file holds before a side-effecting call writes it, under the turn's trace id: what
  * `/undo` restores. Never fails the call it precedes (a snapshot that cannot be kept is logged).
  */
-export const keepForUndo = (traceId: string, target: string) =>
-  Effect.gen(function*() {
-    const workspace = yield* Workspace
-    const fs = yield* FileSystem.FileSystem
-    const before = yield* workspace.readOptional(target)
-    const snapshot: UndoSnapshot = {
-      path: target,
-      existed: before !== undefined,
-      content: before === undefined || Buffer.byteLength(before) > MAX_SNAPSHOT_BYTES ? null : before
-    }
-    const file = fileOf(workspace.root, traceId)
-    const dir = NodePath.dirname(file)
-    yield* fs.makeDirectory(dir, { recursive: true })
-    const firstOfTurn = !(yield* fs.exists(file))
-    yield* fs.writeFileString(file, `${JSON.stringify(snapshot)}\n`, { flag: "a" })
-    if (firstOfTurn) yield* prune(dir)
-  }).pipe(
-    Effect.catchAll((error) => Effect.logWarning(`the undo snapshot of ${target} was not kept: ${String(error)}`))
-  )
+export const keepForUndo = Effect.fnUntraced(function*(traceId: string, target: string) {
+  const workspace = yield* Workspace
+  const fs = yield* FileSystem.FileSystem
+  const before = yield* workspace.readOptional(target)
+  const snapshot: UndoSnapshot = {
+    path: target,
+    existed: before !== undefined,
+    content: before === undefined || Buffer.byteLength(before) > MAX_SNAPSHOT_BYTES ? null : before
+  }
+  const file = fileOf(workspace.root, traceId)
+  const dir = NodePath.dirname(file)
+  yield* fs.makeDirectory(dir, { recursive: true })
+  const firstOfTurn = !(yield* fs.exists(file))
+  yield* fs.writeFileString(file, `${JSON.stringify(snapshot)}\n`, { flag: "a" })
+  if (firstOfTurn) yield* prune(dir)
+}, (effect, _traceId, target) =>
+  Effect.catchAll(
+    effect,
+    (error) => Effect.logWarning(`the undo snapshot of ${target} was not kept: ${String(error)}`)
+  ))
 
 /** Removes the snapshots of all but the latest KEEP_TURNS turns. */
 const prune = (dir: string) =>

@@ -55,37 +55,35 @@ interface Chosen {
 }
 
 /** Why a plan may not run now: a tool changed since it was cached, or it no longer validates. */
-const stale = (cached: CachedPlan, plan: Plan) =>
-  Effect.gen(function*() {
-    const { config } = yield* MyclawConfig
-    const registry = yield* ToolRegistry
-    const changed = signatureChange(cached, registry.find)
-    if (changed !== undefined) return `cached plan ${cached.id} not reused: ${changed}`
-    const problems = validatePlan(plan, registry.find, config.maxSteps)
-    return problems.length > 0 ? `cached plan ${cached.id} no longer validates: ${problems.join("; ")}` : undefined
-  })
+const stale = Effect.fnUntraced(function*(cached: CachedPlan, plan: Plan) {
+  const { config } = yield* MyclawConfig
+  const registry = yield* ToolRegistry
+  const changed = signatureChange(cached, registry.find)
+  if (changed !== undefined) return `cached plan ${cached.id} not reused: ${changed}`
+  const problems = validatePlan(plan, registry.find, config.maxSteps)
+  return problems.length > 0 ? `cached plan ${cached.id} no longer validates: ${problems.join("; ")}` : undefined
+})
 
 /** A plan confirmed often enough whose request is similar to this one, generalised to it; or why there is none. */
-const similarPlan = (request: string, threshold: number) =>
-  Effect.gen(function*() {
-    const plans = yield* (yield* PlanCache).list
-    const ranked = [...plans].sort((a, b) => similarity(b.request, request) - similarity(a.request, request))
-    let why = "no cached plan is similar enough"
-    for (const cached of ranked) {
-      const generalised = generalise(cached, request, threshold)
-      if (Either.isLeft(generalised)) {
-        if (similarity(cached.request, request) >= threshold) why = generalised.left
-        continue
-      }
-      const problem = yield* stale(cached, generalised.right.plan)
-      if (problem !== undefined) {
-        why = problem
-        continue
-      }
-      return Either.right<Chosen>({ cached, ...generalised.right, path: "auto" })
+const similarPlan = Effect.fnUntraced(function*(request: string, threshold: number) {
+  const plans = yield* (yield* PlanCache).list
+  const ranked = [...plans].sort((a, b) => similarity(b.request, request) - similarity(a.request, request))
+  let why = "no cached plan is similar enough"
+  for (const cached of ranked) {
+    const generalised = generalise(cached, request, threshold)
+    if (Either.isLeft(generalised)) {
+      if (similarity(cached.request, request) >= threshold) why = generalised.left
+      continue
     }
-    return Either.left(why)
-  })
+    const problem = yield* stale(cached, generalised.right.plan)
+    if (problem !== undefined) {
+      why = problem
+      continue
+    }
+    return Either.right<Chosen>({ cached, ...generalised.right, path: "auto" })
+  }
+  return Either.left(why)
+})
 
 /** The cached plan for this request (or, with autopath, a similar one), checked; or why there is none. */
 const findPlan = Effect.fnUntraced(function*(request: string) {
@@ -111,80 +109,83 @@ const findPlan = Effect.fnUntraced(function*(request: string) {
  * call passes (validation, policy, approval with taint, the write-ahead audit record); references resolve from
  * the results of this run only. The answer comes from the plan's template, or from one local-fast call.
  */
-const runPlan = <E, R>(chosen: Chosen, traceId: string, ops: TurnOps<E, R>, recordRequests: boolean) =>
-  Effect.gen(function*() {
-    const { cached } = chosen
-    const registry = yield* ToolRegistry
-    const outputs: Array<StepOutput> = []
-    for (const [i, step] of chosen.plan.steps.entries()) {
-      const at = i + 1
-      const args = resolveArgs(step.args, at, outputs)
-      if (Either.isLeft(args)) return FastPath.Fallback({ reason: `cached plan ${cached.id} stopped: ${args.left}` })
-      const call: ToolCall = { id: `${traceId}-plan-${at}`, name: step.tool, args: args.right }
-      yield* ops.update((state) => TurnState.proposed(state, [call]))
-      const next = yield* ops.act([call])
-      if (next._tag === "End") return FastPath.Served({ outcome: next.outcome, response: next.response })
-      const ran = lastAction(yield* ops.state)
-      const tool = registry.find(step.tool)
-      if (ran === undefined || tool === undefined || ran.validation !== "ok") {
-        return FastPath.Fallback({
-          reason: `cached plan ${cached.id} stopped: step ${at}: ${ran?.validation_error ?? "not valid"}`
-        })
-      }
-      if (ran.exec_result === null || ran.exec_result.status === "failed") {
-        return FastPath.Fallback({
-          reason: `cached plan ${cached.id} stopped: step ${at} (${step.tool}) failed: ${ran.error ?? "no result"}`
-        })
-      }
-      outputs.push({ tool, result: ran.exec_result })
-    }
-    const answer = chosen.answer
-    if (answer.kind === "template") {
-      const text = resolveArgs(answer.text, chosen.plan.steps.length + 1, outputs)
-      return Either.isRight(text) && typeof text.right === "string"
-        ? FastPath.Served({ outcome: "success", response: text.right })
-        : FastPath.Fallback({ reason: `cached plan ${cached.id}: its answer template could not be filled` })
-    }
-    const state = yield* ops.state
-    const request = { tier: answer.tier, system: state.system, messages: state.messages, tools: [] } as const
-    const thought = yield* think(request, recordRequests)
-    if (thought._tag === "Failed") {
+const runPlan = Effect.fnUntraced(function*<E, R>(
+  chosen: Chosen,
+  traceId: string,
+  ops: TurnOps<E, R>,
+  recordRequests: boolean
+) {
+  const { cached } = chosen
+  const registry = yield* ToolRegistry
+  const outputs: Array<StepOutput> = []
+  for (const [i, step] of chosen.plan.steps.entries()) {
+    const at = i + 1
+    const args = resolveArgs(step.args, at, outputs)
+    if (Either.isLeft(args)) return FastPath.Fallback({ reason: `cached plan ${cached.id} stopped: ${args.left}` })
+    const call: ToolCall = { id: `${traceId}-plan-${at}`, name: step.tool, args: args.right }
+    yield* ops.update((state) => TurnState.proposed(state, [call]))
+    const next = yield* ops.act([call])
+    if (next._tag === "End") return FastPath.Served({ outcome: next.outcome, response: next.response })
+    const ran = lastAction(yield* ops.state)
+    const tool = registry.find(step.tool)
+    if (ran === undefined || tool === undefined || ran.validation !== "ok") {
       return FastPath.Fallback({
-        reason: `cached plan ${cached.id}: the ${answer.tier} answer failed (${thought.error.message})`
+        reason: `cached plan ${cached.id} stopped: step ${at}: ${ran?.validation_error ?? "not valid"}`
       })
     }
-    yield* ops.update((current) => TurnState.thought(current, thought.step, thought.response))
-    return FastPath.Served({ outcome: "success", response: thought.response.text })
-  })
+    if (ran.exec_result === null || ran.exec_result.status === "failed") {
+      return FastPath.Fallback({
+        reason: `cached plan ${cached.id} stopped: step ${at} (${step.tool}) failed: ${ran.error ?? "no result"}`
+      })
+    }
+    outputs.push({ tool, result: ran.exec_result })
+  }
+  const answer = chosen.answer
+  if (answer.kind === "template") {
+    const text = resolveArgs(answer.text, chosen.plan.steps.length + 1, outputs)
+    return Either.isRight(text) && typeof text.right === "string"
+      ? FastPath.Served({ outcome: "success", response: text.right })
+      : FastPath.Fallback({ reason: `cached plan ${cached.id}: its answer template could not be filled` })
+  }
+  const state = yield* ops.state
+  const request = { tier: answer.tier, system: state.system, messages: state.messages, tools: [] } as const
+  const thought = yield* think(request, recordRequests)
+  if (thought._tag === "Failed") {
+    return FastPath.Fallback({
+      reason: `cached plan ${cached.id}: the ${answer.tier} answer failed (${thought.error.message})`
+    })
+  }
+  yield* ops.update((current) => TurnState.thought(current, thought.step, thought.response))
+  return FastPath.Served({ outcome: "success", response: thought.response.text })
+})
 
 /** The fast path for a turn: its plan run when one is cached for the request and still holds, else why not. */
-export const fastPath = <E, R>(input: TurnInput, traceId: string, ops: TurnOps<E, R>) =>
-  Effect.gen(function*() {
-    const request = normaliseRequest(input.userMessage)
-    const found = yield* findPlan(request)
-    if (Either.isLeft(found)) return FastPath.Fallback({ reason: found.left })
-    const chosen = found.right
-    const { cached } = chosen
-    const { config } = yield* MyclawConfig
-    yield* ops.update((state) =>
-      TurnState.routed(
-        state,
-        chosen.path,
-        chosen.path === "fast"
-          ? `cached plan ${cached.id} (served ${cached.successes} time(s) before)`
-          : `cached plan ${cached.id} generalised from "${cached.request}" (served ${cached.successes} time(s))`
-      )
+export const fastPath = Effect.fnUntraced(function*<E, R>(input: TurnInput, traceId: string, ops: TurnOps<E, R>) {
+  const request = normaliseRequest(input.userMessage)
+  const found = yield* findPlan(request)
+  if (Either.isLeft(found)) return FastPath.Fallback({ reason: found.left })
+  const chosen = found.right
+  const { cached } = chosen
+  const { config } = yield* MyclawConfig
+  yield* ops.update((state) =>
+    TurnState.routed(
+      state,
+      chosen.path,
+      chosen.path === "fast"
+        ? `cached plan ${cached.id} (served ${cached.successes} time(s) before)`
+        : `cached plan ${cached.id} generalised from "${cached.request}" (served ${cached.successes} time(s))`
     )
-    const result = yield* runPlan(chosen, traceId, ops, config.traces.recordRequests)
-    const succeeded = result._tag === "Served" && result.outcome === "success"
-    // A generalised run is not counted against the plan of the request it came from.
-    if (chosen.path === "fast" && (result._tag === "Fallback" || succeeded)) {
-      yield* (yield* PlanCache).used(cached.id, succeeded, yield* Clock.currentTimeMillis).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`plan ${cached.id}: its use was not counted: ${error.message}`))
-      )
-    }
-    return result
-  })
+  )
+  const result = yield* runPlan(chosen, traceId, ops, config.traces.recordRequests)
+  const succeeded = result._tag === "Served" && result.outcome === "success"
+  // A generalised run is not counted against the plan of the request it came from.
+  if (chosen.path === "fast" && (result._tag === "Fallback" || succeeded)) {
+    yield* (yield* PlanCache).used(cached.id, succeeded, yield* Clock.currentTimeMillis).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`plan ${cached.id}: its use was not counted: ${error.message}`))
+    )
+  }
+  return result
+})
 
 /** After a successful ReAct turn: its tool calls as a plan for the same request next time, when they make one. */
 export const rememberPlan = Effect.fnUntraced(function*(state: TurnState.TurnState) {

@@ -46,23 +46,26 @@ export type Gate = Data.TaggedEnum<{
 export const Gate = Data.taggedEnum<Gate>()
 export type Run = Data.TaggedEnum.Value<Gate, "Run">
 
-const writeAhead = (context: GateContext, judged: Judged, approvalRequestId: string | null) =>
-  Effect.gen(function*() {
-    const audit = yield* AuditLog
-    return yield* audit.append({
-      kind: "tool_decision",
-      at: isoAt(yield* Clock.currentTimeMillis),
-      trace_id: context.traceId,
-      session_id: context.sessionId,
-      sender: context.channel,
-      tool_name: judged.tool.name,
-      target: judged.prepared.target,
-      args_hash: argsHash(judged.prepared.args),
-      decision: judged.decision.verdict,
-      rule: judged.decision.rule,
-      approval_request_id: approvalRequestId
-    })
+const writeAhead = Effect.fnUntraced(function*(
+  context: GateContext,
+  judged: Judged,
+  approvalRequestId: string | null
+) {
+  const audit = yield* AuditLog
+  return yield* audit.append({
+    kind: "tool_decision",
+    at: isoAt(yield* Clock.currentTimeMillis),
+    trace_id: context.traceId,
+    session_id: context.sessionId,
+    sender: context.channel,
+    tool_name: judged.tool.name,
+    target: judged.prepared.target,
+    args_hash: argsHash(judged.prepared.args),
+    decision: judged.decision.verdict,
+    rule: judged.decision.rule,
+    approval_request_id: approvalRequestId
   })
+})
 
 // Every Gate below puts the keys it adds before `...judged`: added after a leading spread, each would give the
 // object a hidden class of its own (V8 11).
