@@ -1,4 +1,5 @@
 import { Cause, Clock, Context, DefaultServices, Effect, Exit, Fiber, FiberId, FiberRefs, Runtime } from "effect"
+import { waitCleanedUp } from "./AsyncWait.js"
 
 /** Schedules `task` after `ms` milliseconds; the returned function cancels it. */
 export type Schedule = (task: () => void, ms: number) => () => void
@@ -142,7 +143,7 @@ export const promiseTimeoutFailWith = <A, E, E2>(
   onTimeout: () => E2,
   schedule: Schedule
 ): Effect.Effect<A, E | E2> =>
-  Effect.async<A, E | E2>((resume) => {
+  waitCleanedUp<A, E | E2>((resume) => {
     const task = new LazySignalTask()
     let promise: PromiseLike<A>
     try {
@@ -150,7 +151,7 @@ export const promiseTimeoutFailWith = <A, E, E2>(
       promise = Promise.resolve(run(task))
     } catch (error) {
       resume(Effect.fail(onReject(error)))
-      return
+      return undefined
     }
     let settled = false
     const cancel = schedule(() => {
@@ -173,12 +174,12 @@ export const promiseTimeoutFailWith = <A, E, E2>(
         resume(Effect.fail(onReject(error)))
       }
     )
-    return Effect.sync(() => {
+    return () => {
       if (settled) return
       settled = true
       cancel()
       task.abort(new DOMException("the caller stopped waiting", "AbortError"))
-    })
+    }
   })
 
 /**

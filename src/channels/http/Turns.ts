@@ -5,6 +5,7 @@ import * as NodeHttp from "node:http"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { type ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { truncateEnd } from "../../domain/Text.js"
+import { waitCleanedUp } from "../../programs/AsyncWait.js"
 import { UNRECORDED } from "../../programs/turn/Messages.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
@@ -99,7 +100,7 @@ export const readLimited = (
       (body) => body.text
     )
   }
-  return Effect.async((resume) => {
+  return waitCleanedUp((resume) => {
     const body = new LimitedBody(limit)
     const onData = (chunk: Buffer) => body.add(chunk)
     const onEnd = () => {
@@ -119,7 +120,7 @@ export const readLimited = (
     source.once("end", onEnd)
     source.once("error", onError)
     // The client went away (the server interrupts the request's fiber): the listeners go with it.
-    return Effect.sync(stop)
+    return stop
   })
 }
 
