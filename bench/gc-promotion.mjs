@@ -12,12 +12,8 @@
 //   NODE_FLAGS=--no-allocation-site-pretenuring to see what pretenuring costs, or --max-semi-space-size=4.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { countFromEnv as count } from './lib/env-count.mjs';
 
-const count = (name, fallback) => {
-  const value = Number(process.env[name] || fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name}: a whole number of at least 1, not ${process.env[name]}`);
-  return value;
-};
 const CONVERSATIONS = count('CONVERSATIONS', 3000);
 const WARMUP = count('WARMUP', 300);
 const START = 'gc-promotion: measured from here';

@@ -20,6 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as harness from './lib/harness.mjs';
 import { makeMyclawAgent } from './lib/myclaw-agent.mjs';
+import { countFromEnv as count } from './lib/env-count.mjs';
 
 const ownDist = fileURLToPath(new URL('../dist/', import.meta.url));
 const variants = (() => {
@@ -30,11 +31,6 @@ const variants = (() => {
   }
 })();
 if (!Array.isArray(variants) || variants.length === 0) throw new Error('VARIANTS: a JSON array of variants');
-const count = (name, fallback) => {
-  const value = Number(process.env[name] || fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name}: a whole number of at least 1, not ${process.env[name]}`);
-  return value;
-};
 const SERIAL = count('SERIAL', 3000);
 const ROUNDS = count('ROUNDS', 40);
 const CONC = count('CONC', 100);
