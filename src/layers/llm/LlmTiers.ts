@@ -84,6 +84,42 @@ interface State {
   lastError: ProviderHealth["lastError"]
 }
 
+/**
+ * One model call on a tier, as its providers are tried: what failed so far (the shared empty array until the
+ * first failure), the last provider error and the budget's first refusal.
+ */
+class TierCall {
+  failed: ReadonlyArray<FailedAttempt> = noFailures
+  last: LlmError | undefined = undefined
+  refused: BudgetExceeded | undefined = undefined
+  constructor(
+    readonly order: ReadonlyArray<Provider>,
+    readonly request: LlmRequest,
+    readonly tier: Tier,
+    readonly clock: Clock.Clock
+  ) {}
+
+  record(p: Provider, error: LlmError | BudgetExceeded): void {
+    const attempt: FailedAttempt = error._tag === "BudgetExceeded"
+      ? { provider: p.name, reason: error._tag, message: budgetExceededMessage(error) }
+      : { provider: p.name, reason: error.reason, message: error.message }
+    this.failed = this.failed === noFailures ? [attempt] : [...this.failed, attempt]
+  }
+}
+
+/**
+ * `Effect.matchEffect`'s failure side, as a function of the cause: its first failure handed to `f`; a defect or
+ * an interruption passed on as it is.
+ */
+const onlyFailure = <E, A, E2>(
+  cause: Cause.Cause<E>,
+  f: (error: E) => Effect.Effect<A, E2>
+): Effect.Effect<A, E | E2> => {
+  if (Cause.isDie(cause)) return Effect.failCause(Cause.flatMap(cause, Cause.die))
+  const failure = Cause.failureOption(cause)
+  return failure._tag === "Some" ? f(failure.value) : Effect.failCause(cause)
+}
+
 /** The Llm of the tiers, failing with `E`: without a budget, nothing refuses a call. */
 export type TiersLlm<E> = Omit<Llm["Type"], "generate"> & {
   readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, E>
@@ -157,31 +193,20 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
   }
 
   /**
-   * One provider, retried on transient failures; every failed attempt is recorded. The retry schedule starts at
-   * the first failure (its first input is that failure, as if it had run from the start): a call that succeeds
-   * at once builds none of it, and waits behind one handler (a parked call holds its frames).
+   * The retries of one provider after its first failure: the retry schedule starts there (its first input is
+   * that failure, as if it had run from the start), and every failed attempt is recorded.
    */
-  const withRetries = (p: Provider, request: LlmRequest, failed: Array<FailedAttempt>) => {
-    const record = (error: LlmError | BudgetExceeded) => {
-      failed.push(
-        error._tag === "BudgetExceeded"
-          ? { provider: p.name, reason: error._tag, message: budgetExceededMessage(error) }
-          : { provider: p.name, reason: error.reason, message: error.message }
-      )
-    }
-    return Effect.catchAll(attemptOnce(p, request), (first) => {
-      record(first)
-      const attempt = Effect.tapError(attemptOnce(p, request), (error) => Effect.sync(() => record(error)))
-      let replayed = false
-      return Effect.retry(
-        Effect.suspend(() => {
-          if (replayed) return attempt
-          replayed = true
-          return Effect.fail(first)
-        }),
-        retries
-      )
-    })
+  const retried = (p: Provider, request: LlmRequest, call: TierCall, first: LlmError | BudgetExceeded) => {
+    const attempt = Effect.tapError(attemptOnce(p, request), (error) => Effect.sync(() => call.record(p, error)))
+    let replayed = false
+    return Effect.retry(
+      Effect.suspend(() => {
+        if (replayed) return attempt
+        replayed = true
+        return Effect.fail(first)
+      }),
+      retries
+    )
   }
 
   const recordFailure = (p: Provider, error: LlmError) =>
@@ -194,9 +219,82 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
       }
     })
 
-  // The providers of the tier in turn, as one chain of effects (it runs for every model call): the first that
-  // answers wins; a refusal by the budget moves on to the next (it is about that provider's price, not its
-  // health); a failure is recorded and, when transient, moves on too.
+  /** The answer of `p`, which clears its failures. */
+  const answered = (call: TierCall, p: Provider, response: ProviderResponse) => {
+    const state = stateOf(p)
+    state.failures = 0
+    state.cooldownUntil = 0
+    state.lastSuccessAt = call.clock.unsafeCurrentTimeMillis()
+    const failed = call.failed
+    // Field by field: on V8 11 (Node 20) a literal that adds keys after a leading spread gives each object a
+    // hidden class of its own, about a microsecond per added key.
+    const answer: LlmResponse = {
+      model: response.model,
+      provider: p.name,
+      tier: call.tier,
+      failedAttempts: failed,
+      text: response.text,
+      toolCalls: response.toolCalls,
+      usage: response.usage,
+      finishReason: response.finishReason,
+      costUsd: pricing.usd(response.model, response.usage)
+    }
+    const warning = pricing.unpricedWarning(response.model, response.usage)
+    const done = failed.length === 0
+      ? Effect.succeed(answer)
+      : Effect.as(Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`), answer)
+    return warning === undefined ? done : Effect.zipRight(warning, done)
+  }
+
+  /** No provider answered. Only when none was called at all is the budget the reason the call failed. */
+  const exhausted = (call: TierCall): Effect.Effect<never, LlmError | BudgetExceeded> => {
+    const { failed, last } = call
+    return last === undefined ? Effect.fail(call.refused!) : Effect.fail(
+      new LlmError({
+        reason: last.reason,
+        provider: last.provider,
+        message: failed.length > 1 ? `${last.message} (after ${failed.length} attempts)` : last.message,
+        attempts: failed,
+        ...(last.status === undefined ? {} : { status: last.status })
+      })
+    )
+  }
+
+  /**
+   * The providers of the tier from the `i`th, as one chain of effects (it runs for every model call): the first
+   * that answers wins; a provider is retried on transient failures first; a refusal by the budget moves on to
+   * the next (it is about that provider's price, not its health); a failure is recorded and, when transient,
+   * moves on too. A call answered at the first try waits behind one handler here (a parked call holds its frames).
+   */
+  const from = (call: TierCall, i: number): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
+    if (i === call.order.length) return exhausted(call)
+    const p = call.order[i]!
+    const next = (error: LlmError | BudgetExceeded): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
+      if (error._tag === "BudgetExceeded") {
+        call.refused ??= error
+        return from(call, i + 1)
+      }
+      call.last = error
+      return Effect.zipRight(
+        recordFailure(p, error),
+        isTransient(error) ? Effect.suspend(() => from(call, i + 1)) : exhausted(call)
+      )
+    }
+    return Effect.matchCauseEffect(attemptOnce(p, call.request), {
+      onSuccess: (response) => answered(call, p, response),
+      onFailure: (cause) =>
+        onlyFailure(cause, (first) => {
+          call.record(p, first)
+          return retryable(first)
+            ? Effect.matchEffect(retried(p, call.request, call, first), {
+              onSuccess: (response) => answered(call, p, response),
+              onFailure: next
+            })
+            : next(first)
+        })
+    })
+  }
+
   const inTier = (list: ReadonlyArray<Provider>, request: LlmRequest, tier: Tier) =>
     Effect.clockWith((clock) => {
       const now = clock.unsafeCurrentTimeMillis()
@@ -206,68 +304,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
         ...list.filter((p) => stateOf(p).cooldownUntil > now)
           .sort((a, b) => stateOf(a).cooldownUntil - stateOf(b).cooldownUntil)
       ]
-      const failed: Array<FailedAttempt> = []
-      let last: LlmError | undefined
-      let refused: BudgetExceeded | undefined
-
-      const answered = (p: Provider, response: ProviderResponse) => {
-        const state = stateOf(p)
-        state.failures = 0
-        state.cooldownUntil = 0
-        state.lastSuccessAt = clock.unsafeCurrentTimeMillis()
-        // Field by field: on V8 11 (Node 20) a literal that adds keys after a leading spread gives each object a
-        // hidden class of its own, about a microsecond per added key.
-        const answer: LlmResponse = {
-          model: response.model,
-          provider: p.name,
-          tier,
-          failedAttempts: failed.length === 0 ? noFailures : failed,
-          text: response.text,
-          toolCalls: response.toolCalls,
-          usage: response.usage,
-          finishReason: response.finishReason,
-          costUsd: pricing.usd(response.model, response.usage)
-        }
-        const warning = pricing.unpricedWarning(response.model, response.usage)
-        const answered = failed.length === 0
-          ? Effect.succeed(answer)
-          : Effect.as(Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`), answer)
-        return warning === undefined ? answered : Effect.zipRight(warning, answered)
-      }
-
-      // Only when no provider was called at all is the budget the reason the call failed.
-      const exhausted = (): Effect.Effect<never, LlmError | BudgetExceeded> =>
-        last === undefined ? Effect.fail(refused!) : Effect.fail(
-          new LlmError({
-            reason: last.reason,
-            provider: last.provider,
-            message: failed.length > 1 ? `${last.message} (after ${failed.length} attempts)` : last.message,
-            attempts: failed,
-            ...(last.status === undefined ? {} : { status: last.status })
-          })
-        )
-
-      const from = (i: number): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
-        if (i === order.length) return exhausted()
-        const p = order[i]!
-        return Effect.matchEffect(withRetries(p, request, failed), {
-          onSuccess: (response) => answered(p, response),
-          onFailure: (error) => {
-            if (error._tag === "BudgetExceeded") {
-              refused ??= error
-              return from(i + 1)
-            }
-            last = error
-            return Effect.zipRight(
-              recordFailure(p, error),
-              isTransient(error)
-                ? Effect.suspend(() => from(i + 1))
-                : exhausted()
-            )
-          }
-        })
-      }
-      return from(0)
+      return from(new TierCall(order, request, tier, clock), 0)
     })
 
   const generate = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Logger, LogLevel, Option, TestClock } from "effect"
+import { Cause, Chunk, Effect, Exit, Fiber, Logger, LogLevel, Option, TestClock } from "effect"
 import { LlmError, type LlmFailure } from "../../../src/domain/Errors.js"
 import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
 import { makeLlmTiers, type TierSettings } from "../../../src/layers/llm/LlmTiers.js"
@@ -169,5 +169,30 @@ describe("LlmTiers", () => {
       assert.strictEqual(health!.lastSuccessAt, 5000)
       assert.deepStrictEqual(health!.lastError, { reason: "Auth", message: "Auth", at: 5000 })
       assert.isNull(health!.cooldownUntil, "an auth error is not a reason to cool down")
+    }))
+
+  it.effect("a provider's defect is no failure: passed on as it is, without retry, failover or cool-down", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      const broken: Provider = {
+        name: "broken",
+        model: "broken",
+        generate: () =>
+          Effect.suspend(() => {
+            calls++
+            return Effect.die(new Error("adapter bug"))
+          })
+      }
+      const b = fake("b", [ok("never")])
+      const llm = makeLlmTiers({ frontier: [broken, b.provider], "local-fast": [] }, settings)
+      const exit = yield* Effect.exit(settle(llm.generate(request)))
+      assert.isTrue(Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)))
+      const defect = Exit.isFailure(exit) ? Chunk.toReadonlyArray(Cause.defects(exit.cause)) : []
+      assert.deepStrictEqual(defect.map((d) => d instanceof Error ? d.message : d), ["adapter bug"])
+      assert.strictEqual(calls, 1)
+      assert.strictEqual(b.calls.length, 0)
+      const [health] = yield* llm.health
+      assert.isNull(health!.lastError)
+      assert.isNull(health!.cooldownUntil)
     }))
 })
