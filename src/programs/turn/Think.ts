@@ -55,28 +55,33 @@ const thoughtStep = (
   ...(recordRequest ? { request: recordableRequest(request) } : {})
 })
 
+/** Told of an answer as soon as the Llm service returns it, before anything else runs (nothing can interrupt it). */
+export type OnAnswered = (answered: Thought & { readonly _tag: "Answered" }) => void
+
 /**
  * One LLM call on the request's tier (the Llm layer times out, retries and fails over within the tier, and
  * reserves and settles its cost in the day's budget): the ThoughtStep, with the request's fingerprint unless it is
  * taken `later` (and the request itself when `recordRequest`), or why there is none. One chain of effects, no
  * generator; the model, the clock and the tracer read in one operation: it runs for every Thought. The span and its
- * GenAI attributes only when a tracer exports them.
+ * GenAI attributes only when a tracer exports them. `onAnswered` records a paid answer in the same handler that
+ * received it: no interruption can come between them, and no region is needed for that.
  */
 export const think = (
   request: LlmRequest,
   recordRequest = false,
-  fingerprint: Fingerprint = "now"
+  fingerprint: Fingerprint = "now",
+  onAnswered?: OnAnswered
 ): Effect.Effect<Thought, never, Llm> =>
   withStepService(Llm, (llm, { clock, traced }) =>
     traced
       ? Effect.withSpan(
         Effect.zipRight(
           Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
-          Effect.suspend(() => call(llm, clock, request, recordRequest, fingerprint, true))
+          Effect.suspend(() => call(llm, clock, request, recordRequest, fingerprint, true, onAnswered))
         ),
         "Turn.thought"
       )
-      : call(llm, clock, request, recordRequest, fingerprint, false))
+      : call(llm, clock, request, recordRequest, fingerprint, false, onAnswered))
 
 /** The call and its Thought, timed from now; with `traced`, the outcome's attributes on the current span. */
 const call = (
@@ -85,7 +90,8 @@ const call = (
   request: LlmRequest,
   recordRequest: boolean,
   fingerprint: Fingerprint,
-  traced: boolean
+  traced: boolean,
+  onAnswered: OnAnswered | undefined
 ): Effect.Effect<Thought> => {
   const started = clock.unsafeCurrentTimeMillis()
   return Effect.matchEffect(llm.generate(request), {
@@ -103,6 +109,7 @@ const call = (
         step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest, fingerprint),
         response
       })
+      if (onAnswered !== undefined) onAnswered(answered)
       return traced
         ? Effect.as(Effect.annotateCurrentSpan(responseAttributes(response)), answered)
         : Effect.succeed(answered)

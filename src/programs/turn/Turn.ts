@@ -265,14 +265,11 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
   const current = squeezed === null ? before : yield* t.state
   const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
   const request = { tier, system: current.system, messages: current.messages, tools: current.tools } as const
-  // A paid answer is recorded in the same region that received it.
-  const thought = yield* Effect.uninterruptibleMask((restore) =>
-    // Fingerprinted when the trace is made (see `TurnState.thought`): a turn waiting on the model holds none.
-    Effect.map(restore(think(request, config.traces.recordRequests, "later")), (thought) => {
-      if (thought._tag === "Answered") t.updateNow((s) => TurnState.thought(s, thought.step, thought.response))
-      return thought
-    })
-  )
+  // A paid answer is recorded by the handler that receives it. Fingerprinted when the trace is made (see
+  // `TurnState.thought`): a turn waiting on the model holds none.
+  const thought = yield* think(request, config.traces.recordRequests, "later", (answered) => {
+    t.updateNow((s) => TurnState.thought(s, answered.step, answered.response))
+  })
   if (thought._tag === "Failed") {
     yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
     if (thought.error._tag === "BudgetExceeded") {
@@ -403,7 +400,9 @@ const closedTurn = (
   annotate: (traceId: string) => Effect.Effect<void>
 ) =>
   Effect.flatMap(openTurn(input, annotate), (opened) =>
-    Effect.matchCauseEffect(restore(loop(opened.t)), {
+    // Built inside the restored region: the region's frame keeps the effect it restored while the turn waits, and
+    // a suspension is smaller than the loop's first steps already run.
+    Effect.matchCauseEffect(restore(Effect.suspend(() => loop(opened.t))), {
       onSuccess: (end) => finishTurn(opened, drawn, Exit.succeed(end)),
       onFailure: (cause) => finishTurn(opened, drawn, Exit.failCause(cause))
     }))
