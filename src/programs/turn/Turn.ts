@@ -7,7 +7,7 @@ import { messagesChars, type TokenCounting, tokenCountingOf } from "../../domain
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
-import { Budget } from "../../services/Budget.js"
+import { Budget, type BudgetStatus } from "../../services/Budget.js"
 import { DrawnIds, IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
@@ -36,7 +36,7 @@ import {
 } from "./Messages.js"
 import { progressListener, type TurnProgress } from "./Progress.js"
 import { provenanceOf } from "./Provenance.js"
-import { think } from "./Think.js"
+import { think, type Thought } from "./Think.js"
 import * as TurnState from "./TurnState.js"
 
 type Next = Data.TaggedEnum<{
@@ -148,6 +148,8 @@ interface TurnContext {
    * a continuation that is running already (no operation at all).
    */
   readonly state: Effect.Effect<TurnState.TurnState>
+  /** The turn as it stands, read at once from a continuation that is running already (no operation at all). */
+  readonly current: () => TurnState.TurnState
   readonly update: (f: (state: TurnState.TurnState) => TurnState.TurnState) => Effect.Effect<void>
   readonly updateNow: (f: (state: TurnState.TurnState) => TurnState.TurnState) => void
   readonly identity: {
@@ -249,27 +251,51 @@ const act = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<Too
   return Next.Continue()
 })
 
-const step = Effect.fnUntraced(function*(t: TurnContext) {
-  const { budget, config, update } = t
-  const status = yield* budget.status
-  if (status.level === "hard") return Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) })
-  const before = yield* t.state
-  const compaction = compactTurn(before.messages, {
-    counting: t.counting,
-    counted: t.counted,
-    taintedBy: TurnState.taintSources(before),
-    recordRequest: config.traces.recordRequests
-  }, t.traced)
-  const squeezed = compaction === undefined ? null : yield* compaction
-  if (squeezed !== null) yield* update((current) => TurnState.turnCompacted(current, squeezed))
-  const current = squeezed === null ? before : yield* t.state
+/**
+ * One step: the budget read, the turn compacted if it no longer fits, the model asked, then what its answer asks
+ * for. A chain of continuations, not a generator: a turn waiting on its model holds one handler here, not a
+ * suspended generator with its registers, and a step allocates no generator for its common path.
+ */
+const step = (t: TurnContext) =>
+  Effect.flatMap(t.budget.status, (status) => {
+    if (status.level === "hard") {
+      return Effect.succeed(Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) }))
+    }
+    const before = t.current()
+    const compaction = compactTurn(before.messages, {
+      counting: t.counting,
+      counted: t.counted,
+      taintedBy: TurnState.taintSources(before),
+      recordRequest: t.config.traces.recordRequests
+    }, t.traced)
+    if (compaction === undefined) return ask(t, status, before)
+    return Effect.flatMap(compaction, (squeezed) => {
+      if (squeezed === null) return ask(t, status, before)
+      t.updateNow((current) => TurnState.turnCompacted(current, squeezed))
+      return ask(t, status, t.current())
+    })
+  })
+
+/** The model asked on the tier the budget allows; tool calls go to `act`, anything else ends the turn. */
+const ask = (t: TurnContext, status: BudgetStatus, current: TurnState.TurnState) => {
   const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
   const request = { tier, system: current.system, messages: current.messages, tools: current.tools } as const
   // A paid answer is recorded by the handler that receives it. Fingerprinted when the trace is made (see
   // `TurnState.thought`): a turn waiting on the model holds none.
-  const thought = yield* think(request, config.traces.recordRequests, "later", (answered) => {
-    t.updateNow((s) => TurnState.thought(s, answered.step, answered.response))
-  })
+  return Effect.flatMap(
+    think(request, t.config.traces.recordRequests, "later", (answered) => {
+      t.updateNow((s) => TurnState.thought(s, answered.step, answered.response))
+    }),
+    (thought) =>
+      thought._tag === "Answered" && thought.response.toolCalls.length > 0
+        ? act(t, thought.response.toolCalls)
+        : concluded(t, thought)
+  )
+}
+
+/** A Thought that ends the turn: a failed call, or an answer without tool calls (with the soft cap's notice). */
+const concluded = Effect.fnUntraced(function*(t: TurnContext, thought: Thought) {
+  const { budget, update } = t
   if (thought._tag === "Failed") {
     yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
     if (thought.error._tag === "BudgetExceeded") {
@@ -278,7 +304,6 @@ const step = Effect.fnUntraced(function*(t: TurnContext) {
     return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })
   }
   const { response } = thought
-  if (response.toolCalls.length > 0) return yield* act(t, response.toolCalls)
   const after = yield* budget.status
   if (!after.softNoticePending) return Next.End({ outcome: "success", response: response.text })
   yield* budget.softNoticeGiven
@@ -444,6 +469,7 @@ const openTurn = Effect.fnUntraced(function*(
     promptBuilder,
     audit,
     state,
+    current: () => turnState,
     update: (f) => Effect.sync(() => updateNow(f)),
     updateNow,
     identity: { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage },
