@@ -52,6 +52,21 @@ describe("the turn and the budget", () => {
       assert.strictEqual(third!.final_response, "cheap two")
     }))
 
+  it.scoped("over the soft cap, a call whose policy rule forces the frontier sends the next Thought there", () =>
+    Effect.gen(function*() {
+      const config = yield* twoTiers(
+        [{ text: "expensive answer", usage: { input: 1200, output: 0 } }, { text: "after the call" }],
+        [{ toolCalls: [{ name: "now", args: {} }] }, { text: "never asked: the call forced the frontier" }]
+      )
+      const rules = [{ match: "now", decision: "allow" as const, forceTier: "frontier" as const }]
+      const [, second] = yield* Effect.all([turn("a"), turn("b")]).pipe(
+        Effect.provide(TestLayer({ llm: LlmLive, config: { ...config, policy: { rules, trusted: [] } } })),
+        Logger.withMinimumLogLevel(LogLevel.None)
+      )
+      assert.deepStrictEqual(tiersOf(second!.steps), ["local-fast:small", "frontier:big"])
+      assert.strictEqual(second!.final_response, "after the call")
+    }))
+
   it.scoped("a turn that crosses the hard cap mid-way stops before its next Thought", () =>
     Effect.gen(function*() {
       const config = yield* twoTiers(

@@ -22,7 +22,7 @@ import { compactSession } from "./Compact.js"
 import { compactTurn } from "./CompactTurn.js"
 import { execute, type Executed, observe } from "./Execute.js"
 import { fastPath, rememberPlan } from "./FastPath.js"
-import { actionStep, gate, type GateContext, type Run } from "./Gate.js"
+import { actionStep, type Gate, gate, type GateContext, type Run } from "./Gate.js"
 import {
   budgetHitMessage,
   budgetRefusedMessage,
@@ -202,7 +202,46 @@ const concurrent = (t: TurnContext, call: ToolCall): boolean => {
   return tool !== undefined && !tool.hasSideEffects && tool.targetKind !== "host"
 }
 
-const act = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<ToolCall>) {
+/** A call the gate did not let run: its step recorded; how the turn ends because of it, or null to go on. */
+const refused = Effect.fnUntraced(function*(t: TurnContext, call: ToolCall, gated: Exclude<Gate, Run>) {
+  const step = actionStep(gated)
+  yield* withSpanWhenTraced(
+    "Turn.action",
+    () => ({
+      attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" }
+    })
+  )(
+    t.update((current) =>
+      TurnState.observed(current, {
+        step,
+        invalid: gated._tag === "Invalid",
+        message: gated._tag === "Invalid"
+          ? { role: "tool", toolCallId: call.id, name: call.name, content: gated.message, isError: true }
+          : undefined
+      })
+    )
+  )
+  const end = gateEnd(gated)
+  if (end !== null) return Next.End(end)
+  if ((yield* t.state).invalidStreak >= 2) {
+    return Next.End({ outcome: "tool_hallucination", response: invalidStreakMessage })
+  }
+  return null
+})
+
+/** The model's tool calls, each through the gate, in its order. */
+const act = (t: TurnContext, calls: ReadonlyArray<ToolCall>) =>
+  calls.length === 1 ? actOne(t, calls[0]!) : actAll(t, calls)
+
+/** One tool call, the common case: nothing to batch, so no generator (it runs for most steps). */
+const actOne = (t: TurnContext, call: ToolCall) =>
+  Effect.flatMap(gate(call, t.gateContext()), (gated) => {
+    if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") t.updateNow(TurnState.forcedFrontier)
+    if (gated._tag !== "Run") return Effect.map(refused(t, call, gated), (end) => end ?? Next.Continue())
+    return Effect.as(runOne(t, gated), Next.Continue())
+  })
+
+const actAll = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<ToolCall>) {
   let batch: Array<Run> = []
   const flush = Effect.suspend(() => {
     const runs = batch
@@ -224,28 +263,8 @@ const act = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<Too
       continue
     }
     yield* flush
-    const step = actionStep(gated)
-    yield* withSpanWhenTraced(
-      "Turn.action",
-      () => ({
-        attributes: { "gen_ai.tool.name": call.name, "myclaw.policy.decision": step.policy_decision ?? "none" }
-      })
-    )(
-      t.update((current) =>
-        TurnState.observed(current, {
-          step,
-          invalid: gated._tag === "Invalid",
-          message: gated._tag === "Invalid"
-            ? { role: "tool", toolCallId: call.id, name: call.name, content: gated.message, isError: true }
-            : undefined
-        })
-      )
-    )
-    const end = gateEnd(gated)
-    if (end !== null) return Next.End(end)
-    if ((yield* t.state).invalidStreak >= 2) {
-      return Next.End({ outcome: "tool_hallucination", response: invalidStreakMessage })
-    }
+    const end = yield* refused(t, call, gated)
+    if (end !== null) return end
   }
   yield* flush
   return Next.Continue()
