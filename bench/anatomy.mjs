@@ -11,7 +11,10 @@
 //    end (the answer, the trace closed, written, audited, the session turn recorded).
 //  - held: the heap that HELD conversations parked just before their final answer add, per conversation, by
 //    kind of object (heap snapshots before and after, after a full GC): the turn's data against the fiber's
-//    continuation (Effect's primitives, closures and their contexts).
+//    continuation (Effect's primitives, closures and their contexts). With SITES=n, also the n largest sites:
+//    an object by its constructor and first property names, a closure by where its function is written
+//    (file:line:column, node_modules and the dist folder cut off), so that what a change takes away can be
+//    named. Both snapshots are written before either is read: what the reading allocates is not counted.
 //
 //   TIME_RUNS (2000) conversations timed and OPS_RUNS (100) counted after WARMUP (harness default) unmeasured ones;
 //   HELD (300); TOP (12)
@@ -32,6 +35,7 @@ const TIME_RUNS = Number(process.env.TIME_RUNS || 2000);
 const OPS_RUNS = Number(process.env.OPS_RUNS || 100);
 const HELD = Number(process.env.HELD || 300);
 const TOP = Number(process.env.TOP || 12);
+const SITES = Number(process.env.SITES || 0);
 
 // The fiber runtime module myclaw's dist runs on (the ESM build of the `effect` package it resolves).
 const require = createRequire(path.join(dist, 'Myclaw.js'));
@@ -139,19 +143,31 @@ try {
     const file = path.join(os.tmpdir(), `myclaw-anatomy-${process.pid}-${snapshots.length}.heapsnapshot`);
     v8.writeHeapSnapshot(file);
     snapshots.push(file);
-    return bySize(file);
+    return file;
   };
-  const before = snapshot();
+  const beforeFile = snapshot();
   holding = true;
   const runs = Array.from({ length: HELD }, () => agent.runOnce());
   while (parked < HELD) await new Promise((resolve) => setTimeout(resolve, 20));
-  const after = snapshot();
+  const afterFile = snapshot();
   release();
   await Promise.all(runs);
 
-  const kinds = [...after].map(([kind, size]) => [kind, size - (before.get(kind) ?? 0)]);
+  const [before, after] = [beforeFile, afterFile].map(readSnapshot);
+  const added = (by) => {
+    const was = by(before);
+    return [...by(after)].map(([key, size]) => [key, size - (was.get(key) ?? 0)]);
+  };
+  const kinds = added(byKind);
   const total = kinds.reduce((sum, [, size]) => sum + size, 0);
   const perConversation = (bytes) => Math.round(bytes / HELD);
+  const largest = (entries, n) =>
+    Object.fromEntries(
+      entries
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, n)
+        .map(([key, size]) => [key, perConversation(size)]),
+    );
   process.stdout.write(
     `${JSON.stringify({
       scenario: 'anatomy',
@@ -166,12 +182,8 @@ try {
         [...phases].map(([key, p]) => [key, { times_per_conversation: p.times / OPS_RUNS, ops_each: Math.round(p.ops / p.times) }]),
       ),
       held_bytes_per_conversation: perConversation(total),
-      held_by_kind: Object.fromEntries(
-        kinds
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, TOP)
-          .map(([kind, size]) => [kind, perConversation(size)]),
-      ),
+      held_by_kind: largest(kinds, TOP),
+      ...(SITES > 0 ? { held_by_site: largest(added(bySite), SITES) } : {}),
       node: process.version,
     })}\n`,
   );
@@ -180,17 +192,90 @@ try {
   await agent.dispose();
 }
 
-/** Self sizes of a heap snapshot's nodes, summed by kind: the constructor's name for objects, else the type. */
-function bySize(file) {
+/** A heap snapshot's nodes and edges, with a few accessors. */
+function readSnapshot(file) {
   const snap = JSON.parse(readFileSync(file, 'utf8'));
-  const fields = snap.snapshot.meta.node_fields;
-  const types = snap.snapshot.meta.node_types[0];
-  const [type, name, size] = ['type', 'name', 'self_size'].map((field) => fields.indexOf(field));
+  const { node_fields: nodeFields, edge_fields: edgeFields, node_types: nodeTypes, edge_types: edgeTypes } =
+    snap.snapshot.meta;
+  const at = (field) => nodeFields.indexOf(field);
+  const firstEdge = new Uint32Array(snap.nodes.length / nodeFields.length);
+  for (let i = 0, edge = 0; i < snap.nodes.length; i += nodeFields.length) {
+    firstEdge[i / nodeFields.length] = edge;
+    edge += snap.nodes[i + at('edge_count')];
+  }
+  // Where each closure's function is written: [script id, line, column] by node index.
+  const locations = new Map();
+  const locationFields = snap.snapshot.meta.location_fields ?? [];
+  for (let i = 0; i < (snap.locations ?? []).length; i += locationFields.length) {
+    locations.set(snap.locations[i], snap.locations.slice(i + 1, i + locationFields.length));
+  }
+  return {
+    snap,
+    width: nodeFields.length,
+    type: (i) => nodeTypes[0][snap.nodes[i + at('type')]],
+    name: (i) => snap.strings[snap.nodes[i + at('name')]],
+    size: (i) => snap.nodes[i + at('self_size')],
+    /** The node's outgoing edges as [type, name, target node index]. */
+    edges: function* (i) {
+      const count = snap.nodes[i + at('edge_count')];
+      for (let e = firstEdge[i / nodeFields.length]; e < firstEdge[i / nodeFields.length] + count; e++) {
+        const base = e * edgeFields.length;
+        const type = edgeTypes[0][snap.edges[base + edgeFields.indexOf('type')]];
+        const nameOrIndex = snap.edges[base + edgeFields.indexOf('name_or_index')];
+        const name = type === 'element' || type === 'hidden' ? nameOrIndex : snap.strings[nameOrIndex];
+        yield [type, name, snap.edges[base + edgeFields.indexOf('to_node')]];
+      }
+    },
+    locations,
+  };
+}
+
+/** Self sizes of a heap snapshot's nodes, summed by kind: the constructor's name for objects, else the type. */
+function byKind(heap) {
   const sizes = new Map();
-  for (let i = 0; i < snap.nodes.length; i += fields.length) {
-    const t = types[snap.nodes[i + type]];
-    const kind = t === 'object' ? snap.strings[snap.nodes[i + name]] : t === 'closure' ? 'closure' : `(${t})`;
-    sizes.set(kind, (sizes.get(kind) ?? 0) + snap.nodes[i + size]);
+  for (let i = 0; i < heap.snap.nodes.length; i += heap.width) {
+    const t = heap.type(i);
+    const kind = t === 'object' ? heap.name(i) : t === 'closure' ? 'closure' : `(${t})`;
+    sizes.set(kind, (sizes.get(kind) ?? 0) + heap.size(i));
+  }
+  return sizes;
+}
+
+/**
+ * Self sizes summed by site: an object by its constructor and its first six property names (a context by its
+ * variables), a closure by the file, line and column of its function, anything else by its type.
+ */
+function bySite(heap) {
+  const scripts = new Map();
+  const child = (i, wanted) => {
+    for (const [, name, to] of heap.edges(i)) if (name === wanted) return to;
+    return undefined;
+  };
+  const where = (i) => {
+    const location = heap.locations.get(i);
+    if (location === undefined) return '?';
+    const [script, line, column] = location;
+    if (!scripts.has(script)) {
+      const shared = child(i, 'shared');
+      const source = shared === undefined ? undefined : child(shared, 'script_or_debug_info');
+      const file = source === undefined ? String(script) : heap.name(source);
+      scripts.set(script, file.replace(/^.*node_modules\//, '').replace(/^.*\/dist\//, 'dist/'));
+    }
+    return `${scripts.get(script)}:${line + 1}:${column + 1}`;
+  };
+  const sizes = new Map();
+  for (let i = 0; i < heap.snap.nodes.length; i += heap.width) {
+    const t = heap.type(i);
+    let site;
+    if (t === 'closure') site = `closure ${heap.name(i) || '(anonymous)'} ${where(i)}`;
+    else if (t === 'object' || heap.name(i) === 'system / Context') {
+      const names = [];
+      for (const [type, name] of heap.edges(i)) {
+        if ((type === 'property' || type === 'context') && names.length < 6) names.push(name);
+      }
+      site = `${heap.name(i)} {${names.join(', ')}}`;
+    } else site = `(${t})`;
+    sizes.set(site, (sizes.get(site) ?? 0) + heap.size(i));
   }
   return sizes;
 }
