@@ -13,6 +13,18 @@ import { get, Loopback, postJson, serve, ServedGraph, TOKEN } from "./support.js
 const served = (options: TestOptions = { script: [{ text: "Hello!" }, { text: "Again!" }] }) =>
   Effect.provide(Layer.merge(ServedGraph(options), Loopback))
 
+/**
+ * Lets the event loop turn until `done` holds, at most 200,000 turns: the server and the client are in this
+ * process, but some of their I/O completes on Node's I/O threads, which a loaded machine runs late. No clock is
+ * read; a check that holds at once costs one turn.
+ */
+const eventually = (done: Effect.Effect<boolean>) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200_000 && !(yield* done); i++) {
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+    }
+  })
+
 const jsonOf = (response: { readonly text: Effect.Effect<string, unknown> }) =>
   Effect.map(Effect.orDie(response.text), (text) => JSON.parse(text) as Record<string, unknown>)
 
@@ -118,15 +130,11 @@ describe("the HTTP protocol around the routes", () => {
       yield* serve()
       const budget = yield* Budget
       const client = yield* Effect.fork(postJson("/v1/turns", { message: "slow one" }, TOKEN))
-      for (let i = 0; i < 2_000 && (yield* budget.status).reservedEur === 0; i++) {
-        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
-      }
+      yield* eventually(Effect.map(budget.status, (status) => status.reservedEur > 0))
       assert.isAbove((yield* budget.status).reservedEur, 0, "the turn never reached its model call")
       yield* Fiber.interrupt(client)
       const traces = yield* RecordedTraces
-      for (let i = 0; i < 2_000 && (yield* traces.all).length === 0; i++) {
-        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
-      }
+      yield* eventually(Effect.map(traces.all, (all) => all.length > 0))
       assert.deepStrictEqual((yield* traces.all).map((trace) => trace.outcome), ["user_aborted"])
       const status = yield* budget.status
       assert.strictEqual(status.reservedEur, 0, "the interrupted call still holds its reservation")
