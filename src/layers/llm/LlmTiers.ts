@@ -196,8 +196,8 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
    * The retries of one provider after its first failure: the retry schedule starts there (its first input is
    * that failure, as if it had run from the start), and every failed attempt is recorded.
    */
-  const retried = (p: Provider, request: LlmRequest, call: TierCall, first: LlmError | BudgetExceeded) => {
-    const attempt = Effect.tapError(attemptOnce(p, request), (error) => Effect.sync(() => call.record(p, error)))
+  const retried = (p: Provider, call: TierCall, first: LlmError | BudgetExceeded) => {
+    const attempt = Effect.tapError(attemptOnce(p, call.request), (error) => Effect.sync(() => call.record(p, error)))
     let replayed = false
     return Effect.retry(
       Effect.suspend(() => {
@@ -286,7 +286,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
         onlyFailure(cause, (first) => {
           call.record(p, first)
           return retryable(first)
-            ? Effect.matchEffect(retried(p, call.request, call, first), {
+            ? Effect.matchEffect(retried(p, call, first), {
               onSuccess: (response) => answered(call, p, response),
               onFailure: next
             })
