@@ -164,11 +164,12 @@ interface TurnContext {
   readonly counted: MessagesFold<number>
 }
 
-const runOne = (t: TurnContext, run: Run) => {
+/** One call run and recorded, even when the turn is interrupted; `then` once it is recorded. */
+const runOne = <A>(t: TurnContext, run: Run, then: A) => {
   const recorded = (exit: Exit.Exit<Executed>) =>
     Effect.flatMap(observe(run, exit, t.identity), (observation) => {
       t.updateNow((current) => TurnState.observed(current, observation))
-      return Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.void
+      return Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.succeed(then)
     })
   // One handler for both outcomes (`Effect.exit` and a `flatMap` would be two): it runs for every tool call.
   return Effect.uninterruptibleMask((restore) =>
@@ -193,7 +194,7 @@ const runSideBySide = Effect.fnUntraced(function*(t: TurnContext, runs: Readonly
 /** Read-only calls side by side; each is recorded, in the model's order, even when the turn is interrupted. */
 const runTogether = (t: TurnContext, runs: ReadonlyArray<Run>) =>
   runs.length === 1
-    ? runOne(t, runs[0]!)
+    ? runOne(t, runs[0]!, undefined)
     : Effect.uninterruptibleMask((restore) => runSideBySide(t, runs, restore))
 
 /** Consecutive read-only calls may run side by side; anything else runs alone, after everything before it. */
@@ -238,7 +239,7 @@ const actOne = (t: TurnContext, call: ToolCall) =>
   Effect.flatMap(gate(call, t.gateContext()), (gated) => {
     if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") t.updateNow(TurnState.forcedFrontier)
     if (gated._tag !== "Run") return Effect.map(refused(t, call, gated), (end) => end ?? Next.Continue())
-    return Effect.as(runOne(t, gated), Next.Continue())
+    return runOne(t, gated, Next.Continue())
   })
 
 const actAll = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<ToolCall>) {
@@ -258,7 +259,7 @@ const actAll = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<
         batch.push(gated)
       } else {
         yield* flush
-        yield* runOne(t, gated)
+        yield* runOne(t, gated, undefined)
       }
       continue
     }
