@@ -73,23 +73,37 @@ const writeAhead = Effect.fnUntraced(function*(
  * Every tool call passes here before it may run, whoever proposed it (a Thought, a cached plan, a replay). A
  * side-effecting call (or one the owner had to approve) runs only once its decision is durable in the audit log.
  */
-export const gate = Effect.fnUntraced(function*(call: ToolCall, context: GateContext) {
-  const provided = yield* services<ToolRegistry | Policy>()
-  const validated = Context.get(provided, ToolRegistry).validate(call)
-  if (validated._tag === "Invalid") {
-    return Gate.Invalid({ call, validation: validated.validation, message: validated.message })
-  }
-  const { prepared, tool } = validated
-  const policy = Context.get(provided, Policy)
-  const input: PolicyInput = { tool, target: prepared.target, args: prepared.args, provenance: context.provenance }
-  const judged: Judged = { call, tool, prepared, decision: yield* policy.evaluate(input) }
+export const gate = (call: ToolCall, context: GateContext) =>
+  Effect.flatMap(services<ToolRegistry | Policy>(), (provided) => {
+    const validated = Context.get(provided, ToolRegistry).validate(call)
+    if (validated._tag === "Invalid") {
+      return Effect.succeed<Gate>(Gate.Invalid({ call, validation: validated.validation, message: validated.message }))
+    }
+    const { prepared, tool } = validated
+    const policy = Context.get(provided, Policy)
+    const input: PolicyInput = { tool, target: prepared.target, args: prepared.args, provenance: context.provenance }
+    return Effect.flatMap(policy.evaluate(input), (decision) => {
+      const judged: Judged = { call, tool, prepared, decision }
+      // The common case, a read-only call the policy allows: decided here, no generator.
+      if (decision.verdict === "allow" && !tool.hasSideEffects) {
+        return Effect.succeed<Gate>(Gate.Run({ approval: null, approvalRequestId: null, ...judged }))
+      }
+      return judgedGate(context, judged, input, policy)
+    })
+  })
+
+/** A call the policy denied, or one that needs an approval or a write-ahead record before it may run. */
+const judgedGate = Effect.fnUntraced(function*(
+  context: GateContext,
+  judged: Judged,
+  input: PolicyInput,
+  policy: Policy["Type"]
+) {
+  const { prepared, tool } = judged
   const { decision } = judged
   if (decision.verdict === "deny") {
     yield* Effect.ignore(writeAhead(context, judged, null))
     return Gate.Denied({ approval: null, ...judged })
-  }
-  if (decision.verdict === "allow" && !tool.hasSideEffects) {
-    return Gate.Run({ approval: null, approvalRequestId: null, ...judged })
   }
   let approval: ApprovalRecord | null = null
   let approvalRequestId: string | null = null
