@@ -99,8 +99,7 @@ const judgedGate = Effect.fnUntraced(function*(
   input: PolicyInput,
   policy: Policy["Type"]
 ) {
-  const { prepared, tool } = judged
-  const { decision } = judged
+  const { decision, prepared, tool } = judged
   if (decision.verdict === "deny") {
     yield* Effect.ignore(writeAhead(context, judged, null))
     return Gate.Denied({ approval: null, ...judged })
