@@ -31,6 +31,8 @@ export interface Reservation {
 /** The daily spending caps: reserve before a call, settle after. */
 export class Budget extends Context.Tag("myclaw/Budget")<Budget, {
   readonly status: Effect.Effect<BudgetStatus>
+  /** `status` handed to `f`, in the same runtime operation as the read (a read's `map` would be two more). */
+  readonly statusWith: <A>(f: (status: BudgetStatus) => A) => Effect.Effect<A>
   /** Refused when spent + reserved + this call's maximum would pass the hard cap (unless overridden). */
   readonly reserve: (call: {
     readonly model: string

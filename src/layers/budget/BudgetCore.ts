@@ -1,4 +1,4 @@
-import { Clock, Effect, Either, SynchronizedRef } from "effect"
+import { Clock, Effect, Either, identity, SynchronizedRef } from "effect"
 import {
   applySettle,
   type BudgetDay,
@@ -115,13 +115,15 @@ export const makeBudgetCore = (
 
     // Read twice per Thought: one clock lookup, and the store is handed the time rather than reading it again;
     // a copy the store holds is used in the same step.
-    const status = Effect.clockWith((clock) => {
-      const now = clock.unsafeCurrentTimeMillis()
-      const day = dayAt(now)
-      const view = (stored: BudgetState) => snapshot(settings, stored, now, bounds.end)
-      const kept = store.peek?.(day, now)
-      return kept !== undefined ? Effect.succeed(view(kept)) : Effect.orDie(Effect.map(store.read(day, now), view))
-    })
+    const statusWith = <A>(f: (status: BudgetStatus) => A) =>
+      Effect.clockWith((clock) => {
+        const now = clock.unsafeCurrentTimeMillis()
+        const day = dayAt(now)
+        const view = (stored: BudgetState) => f(snapshot(settings, stored, now, bounds.end))
+        const kept = store.peek?.(day, now)
+        return kept !== undefined ? Effect.succeed(view(kept)) : Effect.orDie(Effect.map(store.read(day, now), view))
+      })
+    const status = statusWith(identity)
 
     /** A change that moves money and cannot be stored is said loudly; the caller's work is already done. */
     const logged = (what: string) => (effect: Effect.Effect<void, BudgetStoreError>) =>
@@ -215,7 +217,7 @@ export const makeBudgetCore = (
         )
       }))
 
-    return { status, reserve, settle, abandon, softNoticeGiven, setOverride, sweep }
+    return { status, statusWith, reserve, settle, abandon, softNoticeGiven, setOverride, sweep }
   })
 
 export type BudgetCore = Effect.Effect.Success<ReturnType<typeof makeBudgetCore>>
@@ -223,6 +225,7 @@ export type BudgetCore = Effect.Effect.Success<ReturnType<typeof makeBudgetCore>
 export const budgetService = (core: BudgetCore, override: Budget["Type"]["override"]) =>
   Budget.of({
     status: core.status,
+    statusWith: core.statusWith,
     reserve: core.reserve,
     settle: core.settle,
     abandon: core.abandon,

@@ -10,13 +10,16 @@ import { BudgetMemory } from "./BudgetMemory.js"
  */
 export const BudgetReplay = Layer.effect(
   Budget,
-  Effect.map(Budget, (memory) =>
-    Budget.of({
+  Effect.map(Budget, (memory) => {
+    const status = Effect.flatMap(currentReplay, (session) => {
+      const read = session.budgetReads.length > 1 ? session.budgetReads.shift() : session.budgetReads[0]
+      return read === undefined ? memory.status : Effect.succeed(budgetStatusOf(read))
+    })
+    return Budget.of({
       ...memory,
-      status: Effect.flatMap(currentReplay, (session) => {
-        const read = session.budgetReads.length > 1 ? session.budgetReads.shift() : session.budgetReads[0]
-        return read === undefined ? memory.status : Effect.succeed(budgetStatusOf(read))
-      }),
+      status,
+      statusWith: (f) => Effect.map(status, f),
       softNoticeGiven: Effect.void
-    }))
+    })
+  })
 ).pipe(Layer.provide(BudgetMemory))

@@ -1,7 +1,6 @@
-import { Effect } from "effect"
 import { budgetRead } from "../../domain/BudgetReads.js"
 import type { BudgetRead } from "../../domain/ExecutionTrace.js"
-import type { Budget } from "../../services/Budget.js"
+import type { Budget, BudgetStatus } from "../../services/Budget.js"
 
 /** Two recorded reads that say the same, field by field. */
 const same = (a: BudgetRead, b: BudgetRead): boolean =>
@@ -12,12 +11,17 @@ const same = (a: BudgetRead, b: BudgetRead): boolean =>
  * said is recorded as that same (immutable) record: a turn reads the budget twice per Thought, and it rarely
  * changes, so a parked conversation keeps one record instead of twenty.
  */
-export const recordingReads = (budget: Budget["Type"], reads: Array<BudgetRead>): Budget["Type"] => ({
-  ...budget,
-  status: Effect.map(budget.status, (status) => {
+export const recordingReads = (budget: Budget["Type"], reads: Array<BudgetRead>): Budget["Type"] => {
+  const record = (status: BudgetStatus): BudgetStatus => {
     const read = budgetRead(status)
     const last = reads.at(-1)
     reads.push(last !== undefined && same(last, read) ? last : read)
     return status
-  })
-})
+  }
+  // Recorded in the read's own runtime operation: the turn reads the budget before every Thought.
+  return {
+    ...budget,
+    status: budget.statusWith(record),
+    statusWith: (f) => budget.statusWith((status) => f(record(status)))
+  }
+}

@@ -15,6 +15,7 @@ const budgetRefusing = (dear: ReadonlyArray<string>) => {
   const asked: Array<string> = []
   const budget = Budget.of({
     status: Effect.dieMessage("not used"),
+    statusWith: () => Effect.dieMessage("not used"),
     reserve: (call) =>
       Effect.suspend(() => {
         asked.push(call.model)
