@@ -107,19 +107,6 @@ class TierCall {
   }
 }
 
-/**
- * `Effect.matchEffect`'s failure side, as a function of the cause: its first failure handed to `f`; a defect or
- * an interruption passed on as it is.
- */
-const onlyFailure = <E, A, E2>(
-  cause: Cause.Cause<E>,
-  f: (error: E) => Effect.Effect<A, E2>
-): Effect.Effect<A, E | E2> => {
-  if (Cause.isDie(cause)) return Effect.failCause(Cause.flatMap(cause, Cause.die))
-  const failure = Cause.failureOption(cause)
-  return failure._tag === "Some" ? f(failure.value) : Effect.failCause(cause)
-}
-
 /** The Llm of the tiers, failing with `E`: without a budget, nothing refuses a call. */
 export type TiersLlm<E> = Omit<Llm["Type"], "generate"> & {
   readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, E>
@@ -280,18 +267,17 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
         isTransient(error) ? Effect.suspend(() => from(call, i + 1)) : exhausted(call)
       )
     }
-    return Effect.matchCauseEffect(attemptOnce(p, call.request), {
+    return Effect.matchEffect(attemptOnce(p, call.request), {
       onSuccess: (response) => answered(call, p, response),
-      onFailure: (cause) =>
-        onlyFailure(cause, (first) => {
-          call.record(p, first)
-          return retryable(first)
-            ? Effect.matchEffect(retried(p, call, first), {
-              onSuccess: (response) => answered(call, p, response),
-              onFailure: next
-            })
-            : next(first)
-        })
+      onFailure: (first) => {
+        call.record(p, first)
+        return retryable(first)
+          ? Effect.matchEffect(retried(p, call, first), {
+            onSuccess: (response) => answered(call, p, response),
+            onFailure: next
+          })
+          : next(first)
+      }
     })
   }
 
