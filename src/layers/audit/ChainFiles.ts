@@ -19,12 +19,20 @@ export type AppendBytes = (fd: number, bytes: Uint8Array) => Effect.Effect<void,
  * The files the writer appends to, kept open (`O_APPEND`, through the platform FileSystem). Each chain's records
  * of a batch are sealed in order and written with one write of whole lines (`appendBytes`); a write that fails
  * is cut back to the last whole line, so the file never keeps half a record while myclaw runs.
+ *
+ * `syncAll` may run beside the writer's appends (a sync of the disk takes milliseconds, appends microseconds): a
+ * file written while its sync runs stays marked unsynced, and a file is never closed under a sync that holds it.
  */
 export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appendAll) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const handles = new Map<string, { readonly file: FileSystem.File; readonly scope: Scope.CloseableScope }>()
-    const dirty = new Set<string>()
+    // The files written since their last sync, each with the number of its last write: a sync that began before a
+    // write does not cover it, and leaves it marked.
+    const dirty = new Map<string, number>()
+    let writes = 0
+    // Held by `syncAll` and by a file's close: a handle is not closed under a sync running beside the writer.
+    const handlesLock = yield* Effect.makeSemaphore(1)
     /** Files whose failed write could not be cut back: appends to them fail until myclaw restarts. */
     const broken = new Map<string, string>()
     // One writer appends a batch before it seals the next: the batch's bytes reuse one buffer.
@@ -48,20 +56,23 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
 
     const sync = Effect.fnUntraced(function*(name: string) {
       const open = handles.get(name)
-      if (open === undefined || !dirty.has(name)) return
+      const written = dirty.get(name)
+      if (open === undefined || written === undefined) return
       yield* open.file.sync.pipe(Effect.mapError(fail(joinPath(auditDir, name), "cannot sync the audit file")))
-      dirty.delete(name)
+      if (dirty.get(name) === written) dirty.delete(name)
     })
 
-    const syncAll = Effect.suspend(() => Effect.forEach([...dirty], sync, { discard: true }))
+    const syncAll = handlesLock.withPermits(1)(
+      Effect.suspend(() => Effect.forEach([...dirty.keys()], sync, { discard: true }))
+    )
 
     const close = (name: string) =>
-      Effect.gen(function*() {
+      handlesLock.withPermits(1)(Effect.gen(function*() {
         yield* sync(name)
         const open = handles.get(name)
         handles.delete(name)
         if (open !== undefined) yield* Scope.close(open.scope, Exit.void)
-      })
+      }))
 
     const closeAll = Effect.suspend(() => Effect.forEach([...handles.keys()], close, { discard: true }))
 
@@ -137,7 +148,7 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
       head.seq = seq
       head.hash = hash
       head.size += bytes.length
-      dirty.add(target)
+      dirty.set(target, ++writes)
     })
 
     return { write, sync, syncAll, closeAll, hasUnsynced: () => dirty.size > 0 } as const

@@ -75,11 +75,21 @@ export const makeCheckpointWriter = (path: string) =>
     let hash = opened.hash
     let size = opened.size
 
-    const write = (heads: ReadonlyArray<ChainHead>, reason: CheckpointReason, at: string, key: EpochKey) =>
+    /**
+     * The next checkpoint's line, sealed now with `key` (which may be wiped once the epoch moves on): `append`
+     * writes it later. Only one sealed line may be pending at a time: the next is sealed after it is appended.
+     */
+    const seal = (heads: ReadonlyArray<ChainHead>, reason: CheckpointReason, at: string, key: EpochKey) =>
+      Effect.try({
+        try: () =>
+          sealLine({ at, reason, heads }, { seq: seq + 1, prev: hash, epoch: key.epoch }, key.key, "checkpoint"),
+        catch: error
+      })
+
+    /** Appends a line `seal` made and syncs the file; the chain moves on only once it is on the disk. */
+    const append = (line: string) =>
       Effect.tryPromise({
         try: async () => {
-          const seal = { seq: seq + 1, prev: hash, epoch: key.epoch }
-          const line = sealLine({ at, reason, heads }, seal, key.key, "checkpoint")
           const bytes = Buffer.from(line + "\n")
           await opened.handle.appendFile(bytes)
           await opened.handle.sync()
@@ -90,7 +100,10 @@ export const makeCheckpointWriter = (path: string) =>
         catch: error
       })
 
-    return { path, cut: opened.cut, write, size: () => size } as const
+    const write = (heads: ReadonlyArray<ChainHead>, reason: CheckpointReason, at: string, key: EpochKey) =>
+      Effect.flatMap(seal(heads, reason, at, key), append)
+
+    return { path, cut: opened.cut, seal, append, write, size: () => size } as const
   })
 
 /**

@@ -1,4 +1,4 @@
-import { Clock, Effect, Exit, Option, Ref, Scope } from "effect"
+import { Clock, Effect, Exit, Fiber, Option, Ref, Scope } from "effect"
 import { auditFileOf } from "../../domain/AuditQuery.js"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
@@ -16,7 +16,14 @@ import { acquireWriterLock, awaitTaker, handoffRequested, WAIT_SPACING_MS } from
  * The single writer: every append goes through one queue and one fiber, so lines never interleave and each
  * chain's seq and prev follow the order of the file. The fiber takes what is queued as one batch (group
  * commit), writes each chain's lines with one write of whole lines, syncs (`fsync: "always"`) and checkpoints
- * before it answers. A failed write is cut back to the last whole line and reported: never a silent success.
+ * (after an approval, a denial or an override) before it answers. A failed write is cut back to the last whole
+ * line and reported: never a silent success.
+ *
+ * What only bounds how long records wait for the disk (the periodic sync under `fsync: "batch"`, the checkpoint
+ * every 100 records or 60 s) runs beside the writer, one at a time: a sync takes milliseconds, and the appends
+ * that come meanwhile need not wait for it. A checkpoint's heads are those of the moment it is started, and its
+ * line is sealed then (the key may move on to the next epoch before it is written); it is written once the files
+ * are synced. Whatever else touches the checkpoints or closes the files waits for it first.
  *
  * Writing happens in sessions: the first append takes the folder's lock and reads where every chain, the
  * key and the checkpoints stand (cutting a torn last line); after `IDLE_MS` without appends the session ends
@@ -125,22 +132,66 @@ export const makeWriter = (options: WriterOptions) =>
       if (options.fsync === "always") yield* files.sync(head.file!)
     })
 
+    const headsOf = (s: Session) =>
+      [...s.heads.values()].filter((head) => head.seq > 0).map((head) => ({
+        chain: head.chain,
+        file: head.file ?? `${head.newestMonth}.jsonl`,
+        seq: head.seq,
+        hash: head.hash
+      }))
+
     const checkpoint = (s: Session, reason: CheckpointReason, now: number) =>
       Effect.gen(function*() {
         yield* files.syncAll
-        const heads = [...s.heads.values()].filter((head) => head.seq > 0).map((head) => ({
-          chain: head.chain,
-          file: head.file ?? `${head.newestMonth}.jsonl`,
-          seq: head.seq,
-          hash: head.hash
-        }))
-        yield* s.checkpoints.write(heads, reason, iso(now), s.key)
+        yield* s.checkpoints.write(headsOf(s), reason, iso(now), s.key)
         s.sinceCheckpoint = 0
+      })
+
+    // The sync or checkpoint running beside the writer, if any (see above).
+    let beside: Fiber.RuntimeFiber<void> | undefined
+    const besideRunning = () => beside !== undefined && beside.unsafePoll() === null
+    const besideDone = Effect.suspend(() => {
+      const running = beside
+      beside = undefined
+      return running === undefined ? Effect.void : Effect.asVoid(Fiber.await(running))
+    })
+    /** Starts `work` beside the writer, once the one before it is done. */
+    const startBeside = (work: Effect.Effect<void>) =>
+      Effect.zipRight(
+        besideDone,
+        Effect.map(Effect.forkDaemon(Effect.uninterruptible(work)), (fiber) => {
+          beside = fiber
+        })
+      )
+
+    const syncBeside = startBeside(
+      Effect.catchAll(files.syncAll, (error) => Effect.logError(`audit: sync: ${error.message}`))
+    )
+
+    /**
+     * A checkpoint of the heads as they are now, written beside the writer once the files are synced. What it
+     * anchors counts again when it cannot be written.
+     */
+    const checkpointBeside = (s: Session, reason: CheckpointReason, now: number) =>
+      Effect.gen(function*() {
+        yield* besideDone
+        const line = yield* s.checkpoints.seal(headsOf(s), reason, iso(now), s.key)
+        const anchored = s.sinceCheckpoint
+        s.sinceCheckpoint = 0
+        yield* startBeside(
+          Effect.zipRight(files.syncAll, s.checkpoints.append(line)).pipe(
+            Effect.catchAll((error) => {
+              s.sinceCheckpoint += anchored
+              return Effect.logError(`audit: the checkpoint could not be written: ${error.message}`)
+            })
+          )
+        )
       })
 
     /** Ends the session: a checkpoint for what is not anchored yet, files closed, the lock released. */
     const close = (s: Session) =>
       Effect.gen(function*() {
+        yield* besideDone
         if (s.sinceCheckpoint > 0) yield* checkpoint(s, "close", yield* Clock.currentTimeMillis)
         yield* files.closeAll
       }).pipe(
@@ -185,6 +236,7 @@ export const makeWriter = (options: WriterOptions) =>
       // of records asks for is written after the batch is answered (see `step`): those records wait for an
       // anchor anyway (up to CHECKPOINT_INTERVAL), and their callers need not wait for two syncs.
       if (reasons.size > 0) {
+        yield* besideDone
         const exit = yield* Effect.exit(checkpoint(s, [...reasons][0]!, now))
         if (Exit.isFailure(exit)) {
           yield* Effect.logError("audit: the checkpoint could not be written", exit.cause)
@@ -216,9 +268,13 @@ export const makeWriter = (options: WriterOptions) =>
           return
         }
         const s = current.value
-        if (what === "sync") yield* files.syncAll
+        if (what === "sync" && files.hasUnsynced()) yield* syncBeside
+        // A checkpoint beside the writer has its line sealed already: the old key is no longer needed.
         if (what === "epoch") s.key = yield* keys.advance(s.key, epochOf(now))
-        if (what === "checkpoint" && s.sinceCheckpoint > 0) yield* checkpoint(s, "interval", now)
+        if (what === "checkpoint") {
+          yield* besideDone
+          if (s.sinceCheckpoint > 0) yield* checkpointBeside(s, "interval", now)
+        }
         if (what === "release") {
           // Idle, or asked for by another process: a writer between batches lets the folder go as well, so a
           // waiting process takes its turn within one tick even when this one has nothing left to append.
@@ -259,8 +315,9 @@ export const makeWriter = (options: WriterOptions) =>
           for (const job of appends) job.done(exit)
         }
         const current = yield* Ref.get(session)
-        if (Option.isSome(current) && current.value.sinceCheckpoint >= CHECKPOINT_EVERY) {
-          yield* checkpoint(current.value, "count", yield* Clock.currentTimeMillis).pipe(
+        // Not while a sync or checkpoint runs beside: the next batch after it starts one.
+        if (Option.isSome(current) && current.value.sinceCheckpoint >= CHECKPOINT_EVERY && !besideRunning()) {
+          yield* checkpointBeside(current.value, "count", yield* Clock.currentTimeMillis).pipe(
             Effect.catchAll((error) => Effect.logError(`audit: the checkpoint could not be written: ${error.message}`))
           )
         }
@@ -274,7 +331,8 @@ export const makeWriter = (options: WriterOptions) =>
       }
       for (const job of jobs) {
         if (job._tag === "Tick") yield* tick(job.what)
-        if (job._tag === "Snapshot") job.done(yield* Effect.exit(snapshot))
+        // What verify reads is whole: a checkpoint under way is written first.
+        if (job._tag === "Snapshot") job.done(yield* Effect.exit(Effect.zipRight(besideDone, snapshot)))
         if (job._tag === "Probe") job.done(yield* Effect.exit(probe))
       }
     })

@@ -1,6 +1,7 @@
+import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, layer } from "@effect/vitest"
-import { Array as Arr, Effect, Exit, Logger, LogLevel, Ref, TestClock } from "effect"
+import { Array as Arr, Effect, Exit, Fiber, Logger, LogLevel, Option, Ref, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { gunzipSync } from "node:zlib"
@@ -23,6 +24,14 @@ import {
 } from "./support.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
+
+/** Lets the event loop turn until `done` holds, at most 10,000 turns (no clock is read). */
+const turnsUntil = (done: Effect.Effect<boolean>) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 10_000 && !(yield* done); i++) {
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+    }
+  })
 
 layer(NodeContext.layer)("AuditLogFile", (it) => {
   it.scoped("append then query: newest first, filtered by kind, time and sender, each record sealed", () =>
@@ -195,6 +204,72 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       assert.deepStrictEqual((yield* log.verifyIntegrity()).problems, [])
       yield* log.append(trace(yield* nowIso, 1000))
       assert.isTrue(NodeFs.existsSync(NodePath.join(dirs.auditDir, "writer.lock")), "the next append takes it again")
+      assert.deepStrictEqual(breaks(yield* log.verifyIntegrity()), [])
+    }).pipe(quiet))
+
+  it.scoped("a slow disk holds up no append: the batch sync and the count checkpoint run beside the writer", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      // Every sync of an audit file waits for the gate: a disk that takes its time.
+      const fs = yield* FileSystem.FileSystem
+      const gate = yield* Effect.makeLatch(false)
+      yield* Effect.addFinalizer(() => gate.open)
+      let syncsStarted = 0
+      const slow: FileSystem.FileSystem = {
+        ...fs,
+        open: (path, options) =>
+          Effect.map(fs.open(path, options), (file) =>
+            new Proxy(file, {
+              get: (target, key) => {
+                if (key === "sync") {
+                  return Effect.suspend(() => {
+                    syncsStarted++
+                    return Effect.zipRight(gate.await, target.sync)
+                  })
+                }
+                const value: unknown = Reflect.get(target, key, target)
+                return typeof value === "function" ? value.bind(target) : value
+              }
+            }))
+      }
+      const { log } = yield* openLog(dirs, "batch").pipe(Effect.provideService(FileSystem.FileSystem, slow))
+      const checkpoints = NodePath.join(dirs.keyDir, "audit-checkpoints.jsonl")
+      const lastCheckpoint = () => {
+        const last = NodeFs.existsSync(checkpoints) ? readLines(checkpoints).at(-1) : undefined
+        return last === undefined
+          ? undefined
+          : JSON.parse(last) as { reason: string; heads: ReadonlyArray<{ chain: string; seq: number }> }
+      }
+      const appendedWhileSyncing = Effect.gen(function*() {
+        const appending = yield* Effect.fork(log.append(trace(yield* nowIso, 1000 + syncsStarted)))
+        yield* turnsUntil(Effect.map(Fiber.poll(appending), Option.isSome))
+        return Option.isSome(yield* Fiber.poll(appending))
+      })
+
+      // The sync 200 ms after a write, under way: the next record is appended all the same.
+      yield* log.append(trace(yield* nowIso, 1))
+      yield* TestClock.adjust("200 millis")
+      yield* turnsUntil(Effect.sync(() => syncsStarted === 1))
+      assert.strictEqual(syncsStarted, 1)
+      assert.isTrue(yield* appendedWhileSyncing, "an append waited for the periodic sync")
+      yield* gate.open
+      yield* settle(log)
+
+      // The 100th record starts a checkpoint; its sync under way, the 101st is appended all the same, and the
+      // checkpoint names the heads of the moment it started.
+      yield* gate.close
+      yield* appendTraces(log, 98, 2)
+      yield* turnsUntil(Effect.sync(() => syncsStarted === 2))
+      assert.strictEqual(syncsStarted, 2)
+      assert.isTrue(yield* appendedWhileSyncing, "an append waited for the count checkpoint")
+      assert.isUndefined(lastCheckpoint(), "the checkpoint is written once the files are synced")
+      yield* gate.open
+      yield* settle(log)
+      const written = lastCheckpoint()
+      assert.strictEqual(written?.reason, "count")
+      assert.deepStrictEqual(written?.heads.map((head) => [head.chain, head.seq]), [["monthly", 100]])
+      assert.strictEqual(readLines(monthFile(dirs)).length, 101)
       assert.deepStrictEqual(breaks(yield* log.verifyIntegrity()), [])
     }).pipe(quiet))
 
