@@ -88,7 +88,6 @@ const similarPlan = Effect.fnUntraced(function*(request: string, threshold: numb
 /** The cached plan for this request (or, with autopath, a similar one), checked; or why there is none. */
 const findPlan = Effect.fnUntraced(function*(request: string) {
   const { config } = yield* MyclawConfig
-  if (!config.plans.enabled) return Either.left("plans are off (plans.enabled in myclaw.json)")
   const cache = yield* PlanCache
   const found = yield* Effect.either(cache.lookup(request))
   if (Either.isLeft(found)) return Either.left(`the plan cache is unavailable (${found.left.message})`)
@@ -159,8 +158,20 @@ const runPlan = Effect.fnUntraced(function*<E, R>(
   return FastPath.Served({ outcome: "success", response: thought.response.text })
 })
 
-/** The fast path for a turn: its plan run when one is cached for the request and still holds, else why not. */
-export const fastPath = Effect.fnUntraced(function*<E, R>(input: TurnInput, traceId: string, ops: TurnOps<E, R>) {
+/**
+ * The fast path for a turn: its plan run when one is cached for the request and still holds, else why not. With
+ * plans off, nothing is looked up (nor the request normalised): every turn goes to the loop.
+ */
+export const fastPath = <E, R>(input: TurnInput, traceId: string, ops: TurnOps<E, R>) =>
+  Effect.flatMap(
+    MyclawConfig,
+    ({ config }) =>
+      config.plans.enabled
+        ? fastPathOn(input, traceId, ops)
+        : Effect.succeed(FastPath.Fallback({ reason: "plans are off (plans.enabled in myclaw.json)" }))
+  )
+
+const fastPathOn = Effect.fnUntraced(function*<E, R>(input: TurnInput, traceId: string, ops: TurnOps<E, R>) {
   const request = normaliseRequest(input.userMessage)
   const found = yield* findPlan(request)
   if (Either.isLeft(found)) return FastPath.Fallback({ reason: found.left })

@@ -166,4 +166,24 @@ describe("the fast path", () => {
       assert.strictEqual(again.final_response, "todo.txt is empty: nothing to copy.")
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer, approve: () => true })))
   })
+
+  it.scoped("plans off: a repeated request goes through the loop again, and the trace says why", () => {
+    const llm = recordingLlm([...copyScript, ...copyScript])
+    return Effect.gen(function*() {
+      yield* writeFile(yield* Workspace, "todo.txt", "buy milk")
+      for (const message of ["Copy my todo list to done.txt", "copy my todo list to done.txt."]) {
+        const trace = yield* turn(message)
+        assert.strictEqual(trace.outcome, "success")
+        assert.strictEqual(trace.path, "react")
+        assert.strictEqual(trace.path_reason, "plans are off (plans.enabled in myclaw.json)")
+        assert.strictEqual(actions(trace).length, 2)
+      }
+      assert.deepStrictEqual(yield* (yield* PlanCache).list, [], "no plan is kept either")
+      assert.deepStrictEqual(llm.requests.map((request) => request.tier), Array(6).fill("frontier"))
+    }).pipe(Effect.provide(TestLayer({
+      llm: llm.layer,
+      approve: () => true,
+      config: { plans: { enabled: false, autopath: false, similarity: 0.6 } }
+    })))
+  })
 })
