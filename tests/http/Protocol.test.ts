@@ -7,23 +7,15 @@ import { serveApp } from "../../src/http/Server.js"
 import type { TestOptions } from "../../src/layers/Test.js"
 import { RecordedTraces } from "../../src/layers/traces/TraceStoreMemory.js"
 import { Budget } from "../../src/services/Budget.js"
+import { turnsUntil } from "../support/EventLoop.js"
 import { recordingTracer } from "../support/Tracing.js"
 import { get, Loopback, postJson, serve, ServedGraph, TOKEN } from "./support.js"
 
 const served = (options: TestOptions = { script: [{ text: "Hello!" }, { text: "Again!" }] }) =>
   Effect.provide(Layer.merge(ServedGraph(options), Loopback))
 
-/**
- * Lets the event loop turn until `done` holds, at most 200,000 turns: the server and the client are in this
- * process, but some of their I/O completes on Node's I/O threads, which a loaded machine runs late. No clock is
- * read; a check that holds at once costs one turn.
- */
-const eventually = (done: Effect.Effect<boolean>) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 200_000 && !(yield* done); i++) {
-      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
-    }
-  })
+/** The server and the client are in this process, but some of their I/O completes on Node's I/O threads. */
+const eventually = (done: Effect.Effect<boolean>) => turnsUntil(done, 200_000)
 
 const jsonOf = (response: { readonly text: Effect.Effect<string, unknown> }) =>
   Effect.map(Effect.orDie(response.text), (text) => JSON.parse(text) as Record<string, unknown>)

@@ -169,12 +169,14 @@ export const makeWriter = (options: WriterOptions) =>
     )
 
     /**
-     * A checkpoint of the heads as they are now, written beside the writer once the files are synced. What it
-     * anchors counts again when it cannot be written.
+     * A checkpoint of the heads as they are now, written beside the writer once the files are synced; none when
+     * nothing is left to anchor (once the one before it is done). What it anchors counts again when it cannot be
+     * written.
      */
     const checkpointBeside = (s: Session, reason: CheckpointReason, now: number) =>
       Effect.gen(function*() {
         yield* besideDone
+        if (s.sinceCheckpoint === 0) return
         const line = yield* s.checkpoints.seal(headsOf(s), reason, iso(now), s.key)
         const anchored = s.sinceCheckpoint
         s.sinceCheckpoint = 0
@@ -271,10 +273,7 @@ export const makeWriter = (options: WriterOptions) =>
         if (what === "sync" && files.hasUnsynced()) yield* syncBeside
         // A checkpoint beside the writer has its line sealed already: the old key is no longer needed.
         if (what === "epoch") s.key = yield* keys.advance(s.key, epochOf(now))
-        if (what === "checkpoint") {
-          yield* besideDone
-          if (s.sinceCheckpoint > 0) yield* checkpointBeside(s, "interval", now)
-        }
+        if (what === "checkpoint") yield* checkpointBeside(s, "interval", now)
         if (what === "release") {
           // Idle, or asked for by another process: a writer between batches lets the folder go as well, so a
           // waiting process takes its turn within one tick even when this one has nothing left to append.

@@ -8,6 +8,7 @@ import { gunzipSync } from "node:zlib"
 import { makeAuditLogFile } from "../../../src/layers/audit/AuditLogFile.js"
 import { genesisOf, sha256 } from "../../../src/layers/audit/Seal.js"
 import { appendAll, AppendError } from "../../../src/layers/files/Append.js"
+import { turnsUntil } from "../../support/EventLoop.js"
 import {
   appendTraces,
   breaks,
@@ -24,14 +25,6 @@ import {
 } from "./support.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
-
-/** Lets the event loop turn until `done` holds, at most 10,000 turns (no clock is read). */
-const turnsUntil = (done: Effect.Effect<boolean>) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 10_000 && !(yield* done); i++) {
-      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
-    }
-  })
 
 layer(NodeContext.layer)("AuditLogFile", (it) => {
   it.scoped("append then query: newest first, filtered by kind, time and sender, each record sealed", () =>
@@ -243,14 +236,14 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       }
       const appendedWhileSyncing = Effect.gen(function*() {
         const appending = yield* Effect.fork(log.append(trace(yield* nowIso, 1000 + syncsStarted)))
-        yield* turnsUntil(Effect.map(Fiber.poll(appending), Option.isSome))
+        yield* turnsUntil(Effect.map(Fiber.poll(appending), Option.isSome), 10_000)
         return Option.isSome(yield* Fiber.poll(appending))
       })
 
       // The sync 200 ms after a write, under way: the next record is appended all the same.
       yield* log.append(trace(yield* nowIso, 1))
       yield* TestClock.adjust("200 millis")
-      yield* turnsUntil(Effect.sync(() => syncsStarted === 1))
+      yield* turnsUntil(Effect.sync(() => syncsStarted === 1), 10_000)
       assert.strictEqual(syncsStarted, 1)
       assert.isTrue(yield* appendedWhileSyncing, "an append waited for the periodic sync")
       yield* gate.open
@@ -260,7 +253,7 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       // checkpoint names the heads of the moment it started.
       yield* gate.close
       yield* appendTraces(log, 98, 2)
-      yield* turnsUntil(Effect.sync(() => syncsStarted === 2))
+      yield* turnsUntil(Effect.sync(() => syncsStarted === 2), 10_000)
       assert.strictEqual(syncsStarted, 2)
       assert.isTrue(yield* appendedWhileSyncing, "an append waited for the count checkpoint")
       assert.isUndefined(lastCheckpoint(), "the checkpoint is written once the files are synced")
