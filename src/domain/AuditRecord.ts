@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { ApprovalRecordVia } from "./ApprovalVia.js"
+import { exactCheck } from "./ExactCheck.js"
 import { Outcome } from "./ExecutionTrace.js"
 
 /**
@@ -200,3 +201,9 @@ export type Sealed = typeof Sealed.Type
 export type SealedRecord = AuditRecord & Sealed
 
 export const decodeAuditRecord = Schema.decodeUnknownEither(AuditRecord, { errors: "all" })
+
+/**
+ * Whether `decodeAuditRecord` would give this record back as it is: the log then appends the record itself, which
+ * spares it a copy of every record it writes (see `ExactCheck`); otherwise it decodes.
+ */
+export const isExactAuditRecord = exactCheck(AuditRecord.ast)

@@ -14,7 +14,7 @@ import {
 } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
-import { type AuditRecord, decodeAuditRecord } from "../../domain/AuditRecord.js"
+import { type AuditRecord, decodeAuditRecord, isExactAuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
 import { isInside } from "../../domain/Paths.js"
 import { withSpanWhenTraced } from "../../programs/Spans.js"
@@ -120,7 +120,8 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
     )
 
     const append = Effect.fnUntraced(function*(record: AuditRecord) {
-      const decoded = decodeAuditRecord(record)
+      // The caller waits until its record is written: the record itself is sealed, not a copy.
+      const decoded = isExactAuditRecord(record) ? Either.right(record) : decodeAuditRecord(record)
       if (Either.isLeft(decoded)) {
         const given = (record as { readonly kind?: unknown }).kind
         const kind = typeof given === "string" ? given : "(no kind)"

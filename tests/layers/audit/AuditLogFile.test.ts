@@ -5,6 +5,7 @@ import { Array as Arr, Effect, Exit, Fiber, Logger, LogLevel, Option, Ref, TestC
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { gunzipSync } from "node:zlib"
+import type { AuditRecord, AuditRecordOf } from "../../../src/domain/AuditRecord.js"
 import { makeAuditLogFile } from "../../../src/layers/audit/AuditLogFile.js"
 import { genesisOf, sha256 } from "../../../src/layers/audit/Seal.js"
 import { appendAll, AppendError } from "../../../src/layers/files/Append.js"
@@ -27,6 +28,30 @@ import {
 const quiet = Logger.withMinimumLogLevel(LogLevel.None)
 
 layer(NodeContext.layer)("AuditLogFile", (it) => {
+  it.scoped("a record is written as its schema decodes it: its fields in the schema's order, undeclared ones dropped", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      const { close, log } = yield* openLog(dirs)
+      const at = yield* nowIso
+      const { kind, ...rest } = trace(at, 1)
+      const record = trace(at, 2) as AuditRecordOf<"trace">
+      const withExtra = { ...trace(at, 3), note: "not in the schema" } as unknown as AuditRecord
+      const nested = {
+        ...trace(at, 4),
+        tool_calls: [{ outcome: "success", name: "fs_read", args_summary: "notes.md", extra: 1 }]
+      } as unknown as AuditRecord
+      for (const each of [{ ...rest, kind } as AuditRecord, record, withExtra, nested]) yield* log.append(each)
+      yield* close
+      const fields = readLines(monthFile(dirs)).map((line) => Object.keys(JSON.parse(line) as object))
+      const expected = [...Object.keys(record), "seq", "prev", "epoch", "sig"]
+      assert.deepStrictEqual(fields, [expected, expected, expected, expected])
+      const calls = readLines(monthFile(dirs)).map((line) =>
+        JSON.stringify((JSON.parse(line) as { tool_calls: unknown }).tool_calls)
+      )
+      assert.deepStrictEqual(calls, Array(4).fill(JSON.stringify(record.tool_calls)))
+    }))
+
   it.scoped("append then query: newest first, filtered by kind, time and sender, each record sealed", () =>
     Effect.gen(function*() {
       yield* startAt()

@@ -1,0 +1,126 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Arbitrary, Either, FastCheck as fc, Schema } from "effect"
+import { AuditRecord, decodeAuditRecord, isExactAuditRecord } from "../../src/domain/AuditRecord.js"
+import { exactCheck } from "../../src/domain/ExactCheck.js"
+
+/** What the check promises: when it holds, decoding succeeds and gives back the same JSON, byte for byte. */
+const assertSound = (schema: Schema.Schema.AnyNoContext, value: unknown) => {
+  if (!exactCheck(schema.ast)(value)) return false
+  const decoded = Schema.decodeUnknownEither(schema)(value)
+  assert.isTrue(Either.isRight(decoded), `held for a value decoding refuses: ${JSON.stringify(value)}`)
+  if (Either.isRight(decoded)) assert.strictEqual(JSON.stringify(decoded.right), JSON.stringify(value))
+  return true
+}
+
+/** A record changed in one place: a property dropped, added, replaced by anything, or moved to the end. */
+const mutated = (record: Record<string, unknown>) =>
+  fc.tuple(fc.nat(), fc.constantFrom("drop", "add", "replace", "move"), fc.jsonValue()).map(
+    ([at, how, other]) => {
+      const keys = Object.keys(record)
+      const key = keys[at % keys.length]!
+      const copy: Record<string, unknown> = { ...record }
+      if (how === "drop") delete copy[key]
+      if (how === "add") copy[`extra_${at}`] = other
+      if (how === "replace") copy[key] = other
+      if (how === "move") {
+        const value = copy[key]
+        delete copy[key]
+        copy[key] = value
+      }
+      return copy
+    }
+  )
+
+describe("exactCheck", () => {
+  it("holds for every record of every kind the audit schema generates, each decoding to itself", () => {
+    fc.assert(
+      fc.property(Arbitrary.make(AuditRecord), (record) => {
+        assert.isTrue(isExactAuditRecord(record), JSON.stringify(record))
+        const decoded = decodeAuditRecord(record)
+        assert.isTrue(Either.isRight(decoded) && JSON.stringify(decoded.right) === JSON.stringify(record))
+      }),
+      { numRuns: 500 }
+    )
+  })
+
+  it("never holds for a changed audit record that decoding would refuse or rewrite", () => {
+    let held = 0
+    let refused = 0
+    fc.assert(
+      fc.property(
+        Arbitrary.make(AuditRecord).chain((record) => mutated(record as unknown as Record<string, unknown>)),
+        (record) => {
+          if (assertSound(AuditRecord, record)) held++
+          else refused++
+        }
+      ),
+      { numRuns: 2000 }
+    )
+    // Both sides are exercised: some changes keep a record exact (a replaced value of the right type), most not.
+    assert.isAbove(held, 0)
+    assert.isAbove(refused, 0)
+  })
+
+  it("is sound for any JSON value against small schemas of every supported kind", () => {
+    const schemas: ReadonlyArray<Schema.Schema.AnyNoContext> = [
+      Schema.Struct({ a: Schema.Number, b: Schema.optional(Schema.String), c: Schema.NullOr(Schema.Boolean) }),
+      Schema.Array(Schema.Struct({ name: Schema.String.pipe(Schema.minLength(2)) })),
+      Schema.Union(Schema.Literal("x", "y"), Schema.Number, Schema.Struct({ k: Schema.Literal(1) })),
+      Schema.Union(
+        Schema.Struct({ tag: Schema.Literal("a"), n: Schema.Number }),
+        Schema.Struct({ tag: Schema.Literal("b", "c"), s: Schema.String })
+      )
+    ]
+    for (const schema of schemas) {
+      fc.assert(fc.property(fc.jsonValue(), (value) => void assertSound(schema, value)), { numRuns: 500 })
+      fc.assert(
+        fc.property(Arbitrary.make(schema), (value) => assert.isTrue(assertSound(schema, value))),
+        { numRuns: 200 }
+      )
+    }
+  })
+
+  it("holds only for plain objects with their declared properties, in the schema's order", () => {
+    const check = exactCheck(Schema.Struct({ a: Schema.Number, b: Schema.optional(Schema.String) }).ast)
+    assert.isTrue(check({ a: 1, b: "x" }))
+    assert.isTrue(check({ a: 1 }), "an optional property may be missing")
+    assert.isTrue(check(Object.assign(Object.create(null), { a: 1 })))
+    assert.isFalse(check({ b: "x" }), "a required property is missing")
+    assert.isFalse(check({ b: "x", a: 1 }), "decoding writes them in the schema's order")
+    assert.isFalse(check({ a: 1, c: 2 }), "decoding drops an undeclared property")
+    assert.isFalse(check({ a: "1" }))
+    class Point {
+      a = 1
+    }
+    assert.isFalse(check(new Point()), "decoding gives a plain object for an instance")
+    assert.isFalse(check([1]))
+    assert.isFalse(check(null))
+  })
+
+  it("checks a refinement with its own filter", () => {
+    const check = exactCheck(Schema.String.pipe(Schema.pattern(/^\d+$/)).ast)
+    assert.isTrue(check("42"))
+    assert.isFalse(check("4x"))
+  })
+
+  it("never holds where it cannot vouch for the decoded value", () => {
+    const unsure = [
+      Schema.NumberFromString,
+      Schema.Date,
+      Schema.Record({ key: Schema.String, value: Schema.Number }),
+      Schema.Tuple(Schema.String, Schema.Number),
+      // Two structs no tag tells apart: decoding takes the first that accepts, dropping what it does not declare.
+      Schema.Union(Schema.Struct({ a: Schema.Number }), Schema.Struct({ a: Schema.Number, b: Schema.Number })),
+      Schema.Struct({ a: Schema.optionalWith(Schema.Number, { default: () => 0 }) })
+    ] as const
+    const values = ["1", new Date(0), { x: 1 }, ["a", 1], { a: 1, b: 2 }, { a: 1 }]
+    unsure.forEach((schema, i) => assert.isFalse(exactCheck(schema.ast)(values[i]), String(schema)))
+  })
+
+  it("keeps the primitive members of a union whose object members it cannot vouch for", () => {
+    const schema = Schema.Union(Schema.String, Schema.Struct({ a: Schema.Number }), Schema.Struct({ a: Schema.Number }))
+    const check = exactCheck(schema.ast)
+    assert.isTrue(check("text"))
+    assert.isFalse(check({ a: 1 }))
+  })
+})
