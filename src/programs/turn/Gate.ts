@@ -74,23 +74,33 @@ const writeAhead = Effect.fnUntraced(function*(
  * side-effecting call (or one the owner had to approve) runs only once its decision is durable in the audit log.
  */
 export const gate = (call: ToolCall, context: GateContext) =>
-  Effect.flatMap(services<ToolRegistry | Policy>(), (provided) => {
-    const validated = Context.get(provided, ToolRegistry).validate(call)
-    if (validated._tag === "Invalid") {
-      return Effect.succeed<Gate>(Gate.Invalid({ call, validation: validated.validation, message: validated.message }))
+  Effect.flatMap(
+    services<ToolRegistry | Policy>(),
+    (provided) => gateWith(Context.get(provided, ToolRegistry), Context.get(provided, Policy), call, context)
+  )
+
+/** `gate` with the registry and the policy already read: a turn reads them once, when it opens. */
+export const gateWith = (
+  registry: ToolRegistry["Type"],
+  policy: Policy["Type"],
+  call: ToolCall,
+  context: GateContext
+) => {
+  const validated = registry.validate(call)
+  if (validated._tag === "Invalid") {
+    return Effect.succeed<Gate>(Gate.Invalid({ call, validation: validated.validation, message: validated.message }))
+  }
+  const { prepared, tool } = validated
+  const input: PolicyInput = { tool, target: prepared.target, args: prepared.args, provenance: context.provenance }
+  return Effect.flatMap(policy.evaluate(input), (decision) => {
+    const judged: Judged = { call, tool, prepared, decision }
+    // The common case, a read-only call the policy allows: decided here, no generator.
+    if (decision.verdict === "allow" && !tool.hasSideEffects) {
+      return Effect.succeed<Gate>(Gate.Run({ approval: null, approvalRequestId: null, ...judged }))
     }
-    const { prepared, tool } = validated
-    const policy = Context.get(provided, Policy)
-    const input: PolicyInput = { tool, target: prepared.target, args: prepared.args, provenance: context.provenance }
-    return Effect.flatMap(policy.evaluate(input), (decision) => {
-      const judged: Judged = { call, tool, prepared, decision }
-      // The common case, a read-only call the policy allows: decided here, no generator.
-      if (decision.verdict === "allow" && !tool.hasSideEffects) {
-        return Effect.succeed<Gate>(Gate.Run({ approval: null, approvalRequestId: null, ...judged }))
-      }
-      return judgedGate(context, judged, input, policy)
-    })
+    return judgedGate(context, judged, input, policy)
   })
+}
 
 /** A call the policy denied, or one that needs an approval or a write-ahead record before it may run. */
 const judgedGate = Effect.fnUntraced(function*(

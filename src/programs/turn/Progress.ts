@@ -17,19 +17,6 @@ const listenerOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
   return listener === silent ? undefined : listener
 }
 
-/**
- * `effect`, once `progress` is reported to the running fiber's listener: one lookup in the running fiber, and no
- * more when nobody listens. It runs at every step and before every tool.
- */
-export const reportingProgress = <A, E, R>(
-  progress: TurnProgress,
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime((fiber) => {
-    const listener = listenerOf(fiber)
-    return listener === undefined ? effect : Effect.zipRight(listener(progress), effect)
-  })
-
 /** The running fiber's listener, or undefined when nobody listens: for a program that reports many times. */
 export const progressListener: Effect.Effect<((progress: TurnProgress) => Effect.Effect<void>) | undefined> = Effect
   .withFiberRuntime((fiber) => Effect.succeed(listenerOf(fiber)))

@@ -4,7 +4,7 @@ import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { fingerprintRequest, recordableRequest, type RequestFingerprint } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
-import { withStepService } from "../Services.js"
+import { type StepRuntime, withStepService } from "../Services.js"
 
 export type Thought = Data.TaggedEnum<{
   Answered: { readonly step: ThoughtStep; readonly response: LlmResponse }
@@ -72,16 +72,29 @@ export const think = (
   fingerprint: Fingerprint = "now",
   onAnswered?: OnAnswered
 ): Effect.Effect<Thought, never, Llm> =>
-  withStepService(Llm, (llm, { clock, traced }) =>
-    traced
-      ? Effect.withSpan(
-        Effect.zipRight(
-          Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
-          Effect.suspend(() => call(llm, clock, request, recordRequest, fingerprint, true, onAnswered))
-        ),
-        "Turn.thought"
-      )
-      : call(llm, clock, request, recordRequest, fingerprint, false, onAnswered))
+  withStepService(Llm, (llm, runtime) => thinkWith(llm, runtime, request, recordRequest, fingerprint, onAnswered))
+
+/**
+ * `think` with the Llm service, the clock and the tracer's verdict already read: a turn reads them once, when it
+ * opens, rather than once per Thought (an operation each time).
+ */
+export const thinkWith = (
+  llm: Llm["Type"],
+  { clock, traced }: StepRuntime,
+  request: LlmRequest,
+  recordRequest = false,
+  fingerprint: Fingerprint = "now",
+  onAnswered?: OnAnswered
+): Effect.Effect<Thought> =>
+  traced
+    ? Effect.withSpan(
+      Effect.zipRight(
+        Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
+        Effect.suspend(() => call(llm, clock, request, recordRequest, fingerprint, true, onAnswered))
+      ),
+      "Turn.thought"
+    )
+    : call(llm, clock, request, recordRequest, fingerprint, false, onAnswered)
 
 /** The call and its Thought, timed from now; with `traced`, the outcome's attributes on the current span. */
 const call = (

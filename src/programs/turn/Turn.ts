@@ -9,20 +9,22 @@ import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Budget, type BudgetStatus } from "../../services/Budget.js"
 import { DrawnIds, IdGenerator } from "../../services/IdGenerator.js"
+import { Llm } from "../../services/Llm.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
+import { Policy } from "../../services/Policy.js"
 import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { RunningTurns } from "../../services/RunningTurns.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
 import { decide, ruleCommand } from "../rules/Rules.js"
-import { servicesAndRuntime } from "../Services.js"
+import { servicesAndRuntime, type StepRuntime } from "../Services.js"
 import { withSpanWhenTraced } from "../Spans.js"
 import { recordingReads } from "./BudgetReads.js"
 import { compactSession } from "./Compact.js"
 import { compactTurn } from "./CompactTurn.js"
 import { execute, type Executed, observe } from "./Execute.js"
 import { fastPath, rememberPlan } from "./FastPath.js"
-import { actionStep, type Gate, gate, type GateContext, type Run } from "./Gate.js"
+import { actionStep, type Gate, type GateContext, gateWith, type Run } from "./Gate.js"
 import {
   budgetHitMessage,
   budgetRefusedMessage,
@@ -36,7 +38,7 @@ import {
 } from "./Messages.js"
 import { progressListener, type TurnProgress } from "./Progress.js"
 import { provenanceOf } from "./Provenance.js"
-import { think, type Thought } from "./Think.js"
+import { thinkWith, type Thought } from "./Think.js"
 import * as TurnState from "./TurnState.js"
 
 type Next = Data.TaggedEnum<{
@@ -142,6 +144,15 @@ interface TurnContext {
   readonly registry: ToolRegistry["Type"]
   readonly promptBuilder: PromptBuilder["Type"]
   readonly audit: AuditLog["Type"]
+  readonly llm: Llm["Type"]
+  readonly policy: Policy["Type"]
+  /**
+   * The clock and the tracer's verdict, read once when the turn opens, as its services are: each Thought, gate,
+   * call and observation would otherwise read them again, an operation each time.
+   */
+  readonly runtime: StepRuntime
+  /** The channel's progress listener, when one watches the turn (set around the whole turn). */
+  readonly listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined
   /**
    * The turn so far; `update` replaces it. This program is its only writer, and each read or replacement is one
    * synchronous step (one runtime operation, where a Ref's read is two); `updateNow` replaces it at once, from
@@ -167,13 +178,13 @@ interface TurnContext {
 /** One call run and recorded, even when the turn is interrupted; `then` once it is recorded. */
 const runOne = <A>(t: TurnContext, run: Run, then: A) => {
   const recorded = (exit: Exit.Exit<Executed>) =>
-    Effect.flatMap(observe(run, exit, t.identity), (observation) => {
+    Effect.flatMap(observe(run, exit, t.identity, t), (observation) => {
       t.updateNow((current) => TurnState.observed(current, observation))
       return Exit.isFailure(exit) ? Effect.failCause(exit.cause) : Effect.succeed(then)
     })
   // One handler for both outcomes (`Effect.exit` and a `flatMap` would be two): it runs for every tool call.
   return Effect.uninterruptibleMask((restore) =>
-    Effect.matchCauseEffect(restore(execute(run, t.traceId)), {
+    Effect.matchCauseEffect(restore(execute(run, t.traceId, t)), {
       onSuccess: (executed) => recorded(Exit.succeed(executed)),
       onFailure: (cause) => recorded(Exit.failCause(cause))
     })
@@ -181,11 +192,11 @@ const runOne = <A>(t: TurnContext, run: Run, then: A) => {
 }
 
 const runSideBySide = Effect.fnUntraced(function*(t: TurnContext, runs: ReadonlyArray<Run>, restore: Restore) {
-  const fibers = yield* Effect.forEach(runs, (run) => Effect.fork(restore(execute(run, t.traceId))))
+  const fibers = yield* Effect.forEach(runs, (run) => Effect.fork(restore(execute(run, t.traceId, t))))
   const all = yield* Effect.exit(restore(Fiber.awaitAll(fibers)))
   if (Exit.isFailure(all)) yield* Fiber.interruptAll(fibers)
   for (let i = 0; i < runs.length; i++) {
-    const observation = yield* observe(runs[i]!, yield* Fiber.await(fibers[i]!), t.identity)
+    const observation = yield* observe(runs[i]!, yield* Fiber.await(fibers[i]!), t.identity, t)
     yield* t.update((current) => TurnState.observed(current, observation))
   }
   if (Exit.isFailure(all)) return yield* Effect.failCause(all.cause)
@@ -236,7 +247,7 @@ const act = (t: TurnContext, calls: ReadonlyArray<ToolCall>) =>
 
 /** One tool call, the common case: nothing to batch, so no generator (it runs for most steps). */
 const actOne = (t: TurnContext, call: ToolCall) =>
-  Effect.flatMap(gate(call, t.gateContext()), (gated) => {
+  Effect.flatMap(gateWith(t.registry, t.policy, call, t.gateContext()), (gated) => {
     if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") t.updateNow(TurnState.forcedFrontier)
     if (gated._tag !== "Run") return Effect.map(refused(t, call, gated), (end) => end ?? Next.Continue())
     return runOne(t, gated, Next.Continue())
@@ -252,7 +263,7 @@ const actAll = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<
   for (const call of calls) {
     const together = concurrent(t, call)
     if (!together) yield* flush
-    const gated = yield* gate(call, t.gateContext())
+    const gated = yield* gateWith(t.registry, t.policy, call, t.gateContext())
     if (gated._tag !== "Invalid" && gated.decision.forceTier === "frontier") yield* t.update(TurnState.forcedFrontier)
     if (gated._tag === "Run") {
       if (together && gated.approval === null) {
@@ -303,7 +314,7 @@ const ask = (t: TurnContext, status: BudgetStatus, current: TurnState.TurnState)
   // A paid answer is recorded by the handler that receives it. Fingerprinted when the trace is made (see
   // `TurnState.thought`): a turn waiting on the model holds none.
   return Effect.flatMap(
-    think(request, t.config.traces.recordRequests, "later", (answered) => {
+    thinkWith(t.llm, t.runtime, request, t.config.traces.recordRequests, "later", (answered) => {
       t.updateNow((s) => TurnState.thought(s, answered.step, answered.response))
     }),
     (thought) =>
@@ -389,8 +400,7 @@ const prepare = Effect.fnUntraced(function*(t: TurnContext) {
   const fast = yield* fastPath(input, traceId, { act: (calls) => act(t, calls), state: t.state, update })
   if (fast._tag === "Served") return endedBefore(fast)
   yield* update((current) => TurnState.routed(current, "react", fast.reason))
-  // Read once: a channel that shows progress sets its listener around the whole turn.
-  return readyForSteps(yield* progressListener)
+  return readyForSteps(t.listener)
 })
 
 /** How a turn ends: its outcome and its answer. */
@@ -457,9 +467,12 @@ const openTurn = Effect.fnUntraced(function*(
   input: TurnInput,
   annotate: (traceId: string) => Effect.Effect<void>
 ) {
-  const { context: provided, runtime: { clock, traced } } = yield* servicesAndRuntime<
-    MyclawConfig | Budget | ToolRegistry | PromptBuilder | TraceSink | AuditLog | IdGenerator
+  const { context: provided, runtime } = yield* servicesAndRuntime<
+    MyclawConfig | Budget | ToolRegistry | PromptBuilder | TraceSink | AuditLog | IdGenerator | Llm | Policy
   >()
+  const { clock, traced } = runtime
+  // A channel that shows progress sets its listener around the whole turn.
+  const listener = yield* progressListener
   const { config } = Context.get(provided, MyclawConfig)
   const counting = tokenCountingOf(config)
   // Each budget status the turn reads is recorded: a replay reads the same ones.
@@ -488,6 +501,10 @@ const openTurn = Effect.fnUntraced(function*(
     registry,
     promptBuilder,
     audit,
+    llm: Context.get(provided, Llm),
+    policy: Context.get(provided, Policy),
+    runtime,
+    listener,
     state,
     current: () => turnState,
     update: (f) => Effect.sync(() => updateNow(f)),

@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FiberRef, HashMap, Logger, Schema } from "effect"
+import { Deferred, Effect, Fiber, FiberRef, HashMap, Logger, Schema, TestClock } from "effect"
+import type { ActionStep } from "../../../src/domain/ExecutionTrace.js"
 import { defineTool } from "../../../src/domain/Tool.js"
 import { TestLayer } from "../../../src/layers/Test.js"
+import { type TurnProgress, TurnProgressListener } from "../../../src/programs/turn/Progress.js"
 import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
 import { DrawnIds } from "../../../src/services/IdGenerator.js"
 
@@ -48,6 +50,49 @@ describe("a turn's fiber-local settings", () => {
       Effect.provide(Logger.replace(Logger.defaultLogger, logging.logger)),
       Effect.provide(TestLayer({
         tools: [logging.tool],
+        script: [{ toolCalls: [{ name: "note", args: {} }] }, { text: "done" }]
+      }))
+    ))
+
+  const progress = makeLogging()
+  it.scoped("a channel's progress listener hears each step and each call; a slow one is not counted in the call's time", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgentRuntime
+      const heard: Array<TurnProgress> = []
+      const toolHeard = yield* Deferred.make<void>()
+      const listener = (event: TurnProgress) =>
+        Effect.sync(() => heard.push(event)).pipe(
+          Effect.zipRight(
+            event._tag === "Tool"
+              ? Effect.zipRight(Deferred.succeed(toolHeard, undefined), Effect.sleep("5 seconds"))
+              : Effect.void
+          )
+        )
+      const turn = yield* Effect.fork(
+        Effect.locally(
+          agent.handle({ userMessage: "note it", sessionId: "s-8", channel: "cli:me" }),
+          TurnProgressListener,
+          listener
+        )
+      )
+      yield* Deferred.await(toolHeard)
+      yield* TestClock.adjust("5 seconds")
+      const trace = yield* Fiber.join(turn)
+      assert.deepStrictEqual(
+        heard.map((event) => event._tag === "Step" ? `step ${event.step}` : `tool ${event.name}`),
+        [
+          "step 1",
+          "tool note",
+          "step 2"
+        ]
+      )
+      const action = trace.steps.find((step): step is ActionStep => step.kind === "action")
+      assert.strictEqual(action?.exec_result?.status, "success")
+      assert.strictEqual(action?.wall_ms, 0, "the listener's 5 s are not the call's")
+      assert.strictEqual(trace.final_response, "done")
+    }).pipe(
+      Effect.provide(TestLayer({
+        tools: [progress.tool],
         script: [{ toolCalls: [{ name: "note", args: {} }] }, { text: "done" }]
       }))
     ))
