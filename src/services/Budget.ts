@@ -33,6 +33,12 @@ export class Budget extends Context.Tag("myclaw/Budget")<Budget, {
   readonly status: Effect.Effect<BudgetStatus>
   /** `status` handed to `f`, in the same runtime operation as the read (a read's `map` would be two more). */
   readonly statusWith: <A>(f: (status: BudgetStatus) => A) => Effect.Effect<A>
+  /**
+   * The status at `now` (the caller's clock) when it can be told at once, from a copy of the day the store holds;
+   * undefined when it cannot (read `status`). The same status `status` gives at that time, without an operation:
+   * a turn reads it before every Thought. A budget that leaves it out is read through `status`.
+   */
+  readonly statusAt?: ((now: number) => BudgetStatus | undefined) | undefined
   /** Refused when spent + reserved + this call's maximum would pass the hard cap (unless overridden). */
   readonly reserve: (call: {
     readonly model: string

@@ -124,6 +124,10 @@ export const makeBudgetCore = (
         return kept !== undefined ? Effect.succeed(view(kept)) : Effect.orDie(Effect.map(store.read(day, now), view))
       })
     const status = statusWith(identity)
+    const statusAt = (now: number): BudgetStatus | undefined => {
+      const kept = store.peek?.(dayAt(now), now)
+      return kept === undefined ? undefined : snapshot(settings, kept, now, bounds.end)
+    }
 
     /** A change that moves money and cannot be stored is said loudly; the caller's work is already done. */
     const logged = (what: string) => (effect: Effect.Effect<void, BudgetStoreError>) =>
@@ -217,7 +221,7 @@ export const makeBudgetCore = (
         )
       }))
 
-    return { status, statusWith, reserve, settle, abandon, softNoticeGiven, setOverride, sweep }
+    return { status, statusWith, statusAt, reserve, settle, abandon, softNoticeGiven, setOverride, sweep }
   })
 
 export type BudgetCore = Effect.Effect.Success<ReturnType<typeof makeBudgetCore>>
@@ -226,6 +230,7 @@ export const budgetService = (core: BudgetCore, override: Budget["Type"]["overri
   Budget.of({
     status: core.status,
     statusWith: core.statusWith,
+    statusAt: core.statusAt,
     reserve: core.reserve,
     settle: core.settle,
     abandon: core.abandon,

@@ -19,6 +19,8 @@ export const BudgetReplay = Layer.effect(
       ...memory,
       status,
       statusWith: (f) => Effect.map(status, f),
+      // Every read is a recorded one: none is told from the budget in memory.
+      statusAt: undefined,
       softNoticeGiven: Effect.void
     })
   })

@@ -18,10 +18,16 @@ export const recordingReads = (budget: Budget["Type"], reads: Array<BudgetRead>)
     reads.push(last !== undefined && same(last, read) ? last : read)
     return status
   }
-  // Recorded in the read's own runtime operation: the turn reads the budget before every Thought.
+  // Recorded in the read's own runtime operation (or where it is told at once): the turn reads the budget before
+  // every Thought.
+  const statusAt = budget.statusAt
   return {
     ...budget,
     status: budget.statusWith(record),
-    statusWith: (f) => budget.statusWith((status) => f(record(status)))
+    statusWith: (f) => budget.statusWith((status) => f(record(status))),
+    statusAt: statusAt === undefined ? undefined : (now) => {
+      const status = statusAt(now)
+      return status === undefined ? undefined : record(status)
+    }
   }
 }

@@ -287,25 +287,31 @@ const actAll = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<
  * for. A chain of continuations, not a generator: a turn waiting on its model holds one handler here, not a
  * suspended generator with its registers, and a step allocates no generator for its common path.
  */
-const step = (t: TurnContext) =>
-  Effect.flatMap(t.budget.status, (status) => {
-    if (status.level === "hard") {
-      return Effect.succeed(Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) }))
-    }
-    const before = t.current()
-    const compaction = compactTurn(before.messages, {
-      counting: t.counting,
-      counted: t.counted,
-      taintedBy: TurnState.taintSources(before),
-      recordRequest: t.config.traces.recordRequests
-    }, t.traced)
-    if (compaction === undefined) return ask(t, status, before)
-    return Effect.flatMap(compaction, (squeezed) => {
-      if (squeezed === null) return ask(t, status, before)
-      t.updateNow((current) => TurnState.turnCompacted(current, squeezed))
-      return ask(t, status, t.current())
-    })
+const step = (t: TurnContext) => {
+  // Told at once when the budget can (no operation); read otherwise.
+  const status = t.budget.statusAt?.(t.runtime.clock.unsafeCurrentTimeMillis())
+  return status === undefined ? Effect.flatMap(t.budget.status, (read) => budgeted(t, read)) : budgeted(t, status)
+}
+
+/** The step once the budget's status is known. */
+const budgeted = (t: TurnContext, status: BudgetStatus) => {
+  if (status.level === "hard") {
+    return Effect.succeed(Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) }))
+  }
+  const before = t.current()
+  const compaction = compactTurn(before.messages, {
+    counting: t.counting,
+    counted: t.counted,
+    taintedBy: TurnState.taintSources(before),
+    recordRequest: t.config.traces.recordRequests
+  }, t.traced)
+  if (compaction === undefined) return ask(t, status, before)
+  return Effect.flatMap(compaction, (squeezed) => {
+    if (squeezed === null) return ask(t, status, before)
+    t.updateNow((current) => TurnState.turnCompacted(current, squeezed))
+    return ask(t, status, t.current())
   })
+}
 
 /** The model asked on the tier the budget allows; tool calls go to `act`, anything else ends the turn. */
 const ask = (t: TurnContext, status: BudgetStatus, current: TurnState.TurnState) => {
@@ -432,9 +438,10 @@ const steps = (
 ): Effect.Effect<TurnEnd, Effect.Effect.Error<Step>, Effect.Effect.Context<Step>> => {
   const { maxSteps } = t.config
   if (n >= maxSteps) return Effect.succeed({ outcome: "timeout_steps", response: stepsExhaustedMessage(maxSteps) })
+  // Made where it runs: the step reads the budget as it is made, after the progress report.
   const next = listener === undefined
     ? step(t)
-    : Effect.zipRight(listener({ _tag: "Step", step: n + 1, maxSteps }), step(t))
+    : Effect.zipRight(listener({ _tag: "Step", step: n + 1, maxSteps }), Effect.suspend(() => step(t)))
   return Effect.flatMap(next, (result) => result._tag === "End" ? Effect.succeed(result) : steps(t, listener, n + 1))
 }
 

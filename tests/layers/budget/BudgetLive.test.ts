@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Schema, TestClock } from "effect"
+import { Clock, Context, Effect, Layer, Logger, LogLevel, Schema, TestClock } from "effect"
 import * as NodeChildProcess from "node:child_process"
 import * as NodePath from "node:path"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
@@ -293,6 +293,46 @@ describe("BudgetLive", () => {
         assert.closeTo((yield* statusOf(server)).spentEur, 0.3, 1e-9)
         yield* spend(0.2).pipe(Effect.provide(server))
         assert.closeTo((yield* statusOf(server)).spentEur, 0.5, 1e-9)
+      })
+    ))
+
+  it.scoped("statusAt tells at once what status reads at the same time, or nothing when the store has no fresh copy", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.UTC(2026, 6, 1, 21, 0))
+        const server = yield* Layer.build(budgetAt(home))
+        const cli = yield* Layer.build(budgetAt(home))
+        const budget = Context.get(server, Budget)
+        let told = 0
+        let untold = 0
+        const compare = (when: string) =>
+          Effect.gen(function*() {
+            const at = budget.statusAt?.(yield* Clock.currentTimeMillis)
+            const read = yield* budget.status
+            if (at === undefined) untold++
+            else {
+              told++
+              assert.deepStrictEqual(at, read, when)
+            }
+            assert.deepStrictEqual(budget.statusAt?.(yield* Clock.currentTimeMillis), read, `${when}, after a read`)
+          })
+        yield* compare("a new day")
+        const inFlight = yield* budget.reserve({ model: "m", inputTokens: 0.5, maxOutputTokens: 0 })
+        yield* compare("a call in flight")
+        yield* budget.settle(inFlight, 0.7)
+        yield* compare("settled")
+        yield* spend(0.2).pipe(Effect.provide(cli))
+        yield* compare("another process spent, within the second")
+        yield* TestClock.adjust("1 second")
+        yield* compare("another process spent, a second later")
+        // A call that cost more than it reserved takes the day past the hard cap.
+        yield* budget.settle(yield* budget.reserve({ model: "m", inputTokens: 0.1, maxOutputTokens: 0 }), 1.5)
+        yield* compare("past the hard cap")
+        assert.strictEqual((yield* budget.status).level, "hard")
+        yield* TestClock.setTime(Date.UTC(2026, 6, 1, 22, 0))
+        yield* compare("after midnight in Rome")
+        assert.isAbove(told, 0)
+        assert.isAbove(untold, 0, "a copy more than a second old is not used")
       })
     ))
 
