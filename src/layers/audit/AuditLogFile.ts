@@ -1,17 +1,4 @@
-import {
-  Clock,
-  Config,
-  Deferred,
-  Duration,
-  Effect,
-  Either,
-  Layer,
-  Option,
-  ParseResult,
-  Queue,
-  Ref,
-  Scope
-} from "effect"
+import { Clock, Config, Deferred, Duration, Effect, Either, Layer, Option, ParseResult, Queue, Scope } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type AuditRecord, decodeAuditRecord, isExactAuditRecord } from "../../domain/AuditRecord.js"
@@ -119,40 +106,50 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       Scope.extend(makeAuditIndex({ auditDir, dbFile: NodePath.join(auditDir, "index.sqlite") }), scope)
     )
 
-    const append = Effect.fnUntraced(function*(record: AuditRecord) {
+    // A chain, not a generator: every turn appends its record.
+    const append = (record: AuditRecord) => withSpanWhenTraced("AuditLog.append")(appendRecord(record))
+    const appendRecord = (record: AuditRecord): Effect.Effect<void, AuditError> => {
       // The caller waits until its record is written: the record itself is sealed, not a copy.
       const decoded = isExactAuditRecord(record) ? Either.right(record) : decodeAuditRecord(record)
       if (Either.isLeft(decoded)) {
         const given = (record as { readonly kind?: unknown }).kind
         const kind = typeof given === "string" ? given : "(no kind)"
-        return yield* new AuditError({
-          path: auditDir,
-          reason: "InvalidRecord",
-          message: `invalid ${kind} record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`,
-          cause: decoded.left
-        })
+        return Effect.fail(
+          new AuditError({
+            path: auditDir,
+            reason: "InvalidRecord",
+            message: `invalid ${kind} record: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`,
+            cause: decoded.left
+          })
+        )
       }
       // Queued before the log closes, a record is written by the last drain; after, it is refused.
-      yield* watched(commit.request<void, AuditError>(
+      return watched(commit.request<void, AuditError>(
         (done) => ({ _tag: "Append", record: decoded.right, done }),
         closed
       ))
-    }, withSpanWhenTraced("AuditLog.append"))
+    }
 
-    const failure = yield* Ref.make(Option.none<AuditError>())
+    // The last append's failure, until one succeeds: one variable that this log's writes alone change.
+    let failure = Option.none<AuditError>()
     const watched = <A>(effect: Effect.Effect<A, AuditError>) =>
-      effect.pipe(
-        Effect.tap(() => Ref.set(failure, Option.none())),
-        Effect.tapError((error) => Ref.set(failure, Option.some(error)))
-      )
+      Effect.matchEffect(effect, {
+        onFailure: (error) => {
+          failure = Option.some(error)
+          return Effect.fail(error)
+        },
+        onSuccess: (value) => {
+          failure = Option.none()
+          return Effect.succeed(value)
+        }
+      })
     const closed = () => new AuditError({ path: auditDir, reason: "Closed", message: "the audit log is closed" })
 
     const probe = watched(commit.request<void, AuditError>((done) => ({ _tag: "Probe", done }), closed))
     // With a writing session open and no failure since the last success, an append could be made now: the
     // writer is asked only when one of the two does not hold.
-    const ready = Effect.flatMap(
-      Ref.get(failure),
-      (failed) => Option.isSome(failed) ? probe : Effect.flatMap(writer.isOpen, (open) => open ? Effect.void : probe)
+    const ready = Effect.suspend(() =>
+      Option.isSome(failure) ? probe : Effect.flatMap(writer.isOpen, (open) => open ? Effect.void : probe)
     )
 
     const query = Effect.fn("AuditLog.query")(function*(query: AuditQuery) {
@@ -197,7 +194,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       }))
     })
 
-    return AuditLog.of({ ready, lastFailure: Ref.get(failure), append, query, verifyIntegrity })
+    return AuditLog.of({ ready, lastFailure: Effect.sync(() => failure), append, query, verifyIntegrity })
   })
 
 /** `MYCLAW_KEY_DIR`, by default `<workspace>/../.myclaw-keys/<workspace folder name>`: outside the workspace. */

@@ -147,19 +147,20 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
       )
     }
 
-    const persist = Effect.fnUntraced(function*(trace: ExecutionTrace) {
+    // A chain, not a generator: every turn persists its trace.
+    const persist = (trace: ExecutionTrace): Effect.Effect<void, TraceStoreError> => {
       const file = NodePath.join(dir, `${DateTime.formatIso(trace.started_at).slice(0, 7)}.jsonl`)
       // Large results go aside first: the line that names them is written only once they are stored.
-      const stored = yield* storeAside(dir, trace, fsync === "always")
-      yield* commit.request<void, TraceStoreError>(
-        (done) => ({
-          file,
-          line: traceToJson(stored),
-          done
-        }),
-        () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
-      )
-    })
+      return Effect.flatMap(storeAside(dir, trace, fsync === "always"), (stored) =>
+        commit.request<void, TraceStoreError>(
+          (done) => ({
+            file,
+            line: traceToJson(stored),
+            done
+          }),
+          () => new TraceStoreError({ path: file, reason: "Io", message: "the trace store is closed" })
+        ))
+    }
 
     return TraceStore.of({
       persist,

@@ -118,13 +118,15 @@ const enterTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks
 
 type Entered = Effect.Effect.Success<ReturnType<typeof enterTurn>>
 
-/** What `enterTurn` set, put back; the turn no longer running. */
-const leaveTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks, entered: Entered) {
-  yield* FiberRef.set(DrawnIds, entered.drawnBefore)
-  yield* FiberRef.set(FiberRef.currentLogAnnotations, entered.annotationsBefore)
-  yield* hooks.ended(input)
-  yield* entered.leave
-})
+/** What `enterTurn` set, put back; the turn no longer running. A chain, not a generator: it ends every turn. */
+const leaveTurn = (input: TurnInput, hooks: TurnHooks, entered: Entered) =>
+  Effect.zipRight(
+    Effect.zipRight(
+      FiberRef.set(DrawnIds, entered.drawnBefore),
+      FiberRef.set(FiberRef.currentLogAnnotations, entered.annotationsBefore)
+    ),
+    Effect.zipRight(hooks.ended(input), entered.leave)
+  )
 
 /**
  * What the programs of one turn share: its input, the services it uses, its state and its identity. Made once per
@@ -531,31 +533,36 @@ const openTurn = Effect.fnUntraced(function*(
 
 type Opened = Effect.Effect.Success<ReturnType<typeof openTurn>>
 
-/** The loop's outcome recorded (an interruption as user_aborted, a defect as an internal error), the trace closed. */
-const finishTurn = Effect.fnUntraced(function*(
+/** How the loop's outcome ends the turn: an interruption as user_aborted, a defect as an internal error. */
+const endOf = (exit: Exit.Exit<TurnEnd, unknown>) => (current: TurnState.TurnState): TurnState.TurnState => {
+  if (Exit.isSuccess(exit)) return TurnState.ended(current, exit.value.outcome, exit.value.response)
+  if (Cause.isInterruptedOnly(exit.cause)) return TurnState.ended(current, "user_aborted", interruptedMessage)
+  return TurnState.ended(
+    TurnState.withMetadata(current, "error", Cause.pretty(exit.cause)),
+    "timeout_steps",
+    internalErrorMessage
+  )
+}
+
+/**
+ * The loop's outcome recorded, the trace closed. Made where it runs (by the handler of the loop's outcome): the
+ * outcome is recorded as it is made. A chain, not a generator: it ends every turn; with plans off, no plan is
+ * looked for.
+ */
+const finishTurn = (
   { budgetReads, clock, sink, t }: Opened,
   drawn: Array<DrawnId>,
   exit: Exit.Exit<TurnEnd, unknown>
-) {
-  if (Exit.isSuccess(exit)) {
-    yield* t.update((current) => TurnState.ended(current, exit.value.outcome, exit.value.response))
-  } else if (Cause.isInterruptedOnly(exit.cause)) {
-    yield* t.update((current) => TurnState.ended(current, "user_aborted", interruptedMessage))
-  } else {
-    yield* t.update((current) =>
-      TurnState.ended(
-        TurnState.withMetadata(current, "error", Cause.pretty(exit.cause)),
-        "timeout_steps",
-        internalErrorMessage
-      )
-    )
+) => {
+  t.updateNow(endOf(exit))
+  const closed = t.current()
+  const close = () => {
+    const trace = TurnState.toTrace(closed, clock.unsafeCurrentTimeMillis(), drawn, budgetReads)
+    return Effect.as(sink.close(trace), trace)
   }
-  const closed = yield* t.state
-  yield* rememberPlan(closed)
-  const trace = TurnState.toTrace(closed, clock.unsafeCurrentTimeMillis(), drawn, budgetReads)
-  yield* sink.close(trace)
-  return trace
-})
+  // The trace's end is read once the plan is kept.
+  return t.config.plans.enabled ? Effect.zipRight(rememberPlan(closed), Effect.suspend(close)) : close()
+}
 
 /** The services a turn needs: the runtime provides exactly these. */
 export type TurnServices = Effect.Effect.Context<ReturnType<typeof runTurn>>
