@@ -31,6 +31,7 @@ const mutated = (record: Record<string, unknown>) =>
     }
   )
 
+// Fixed seeds: the same values on every run (a failure names its seed and path to replay it).
 describe("exactCheck", () => {
   it("holds for every record of every kind the audit schema generates, each decoding to itself", () => {
     fc.assert(
@@ -39,7 +40,7 @@ describe("exactCheck", () => {
         const decoded = decodeAuditRecord(record)
         assert.isTrue(Either.isRight(decoded) && JSON.stringify(decoded.right) === JSON.stringify(record))
       }),
-      { numRuns: 500 }
+      { numRuns: 500, seed: 12 }
     )
   })
 
@@ -54,7 +55,7 @@ describe("exactCheck", () => {
           else refused++
         }
       ),
-      { numRuns: 2000 }
+      { numRuns: 2000, seed: 12 }
     )
     // Both sides are exercised: some changes keep a record exact (a replaced value of the right type), most not.
     assert.isAbove(held, 0)
@@ -72,10 +73,10 @@ describe("exactCheck", () => {
       )
     ]
     for (const schema of schemas) {
-      fc.assert(fc.property(fc.jsonValue(), (value) => void assertSound(schema, value)), { numRuns: 500 })
+      fc.assert(fc.property(fc.jsonValue(), (value) => void assertSound(schema, value)), { numRuns: 500, seed: 12 })
       fc.assert(
         fc.property(Arbitrary.make(schema), (value) => assert.isTrue(assertSound(schema, value))),
-        { numRuns: 200 }
+        { numRuns: 200, seed: 12 }
       )
     }
   })
