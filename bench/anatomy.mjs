@@ -9,7 +9,7 @@
 //    start -> first model call, model -> tool (the Thought's end, validation, policy, the tool's start),
 //    tool -> model (the tool's end, its observation, the next step up to the provider), last model call ->
 //    end (the answer, the trace closed, written, audited, the session turn recorded).
-//  - held: the heap that HELD conversations parked just before their final answer add, per conversation, by
+//  - held: the heap that HELD conversations parked just before their final answer (or PARK_AT) add, per conversation, by
 //    kind of object (heap snapshots before and after, after a full GC): the turn's data against the fiber's
 //    continuation (Effect's primitives, closures and their contexts). With SITES=n, also the n largest sites:
 //    an object by its constructor and first property names, a closure by where its function is written
@@ -17,7 +17,8 @@
 //    named. Both snapshots are written before either is read: what the reading allocates is not counted.
 //
 //   TIME_RUNS (2000) conversations timed and OPS_RUNS (100) counted after WARMUP (harness default) unmeasured ones;
-//   HELD (300); TOP (12)
+//   HELD (300), parked at the model call after PARK_AT (STEPS - 1) tool results (0: at the first model call, to
+//   tell what a conversation holds before any step from what each step adds); TOP (12)
 //   kinds listed; FSYNC and TOOL_FORM as in step-overhead; MYCLAW_DIST, the build measured (default ../dist: another build's
 //   `dist`, to compare two builds run alternately).
 import { readFileSync, rmSync } from 'node:fs';
@@ -34,6 +35,10 @@ const dist = process.env.MYCLAW_DIST || fileURLToPath(new URL('../dist/', import
 const TIME_RUNS = Number(process.env.TIME_RUNS || 2000);
 const OPS_RUNS = Number(process.env.OPS_RUNS || 100);
 const HELD = Number(process.env.HELD || 300);
+const PARK_AT = Number(process.env.PARK_AT ?? base.STEPS - 1);
+if (!Number.isInteger(PARK_AT) || PARK_AT < 0 || PARK_AT >= base.STEPS) {
+  throw new Error(`PARK_AT: expected a whole number from 0 to ${base.STEPS - 1}, got ${process.env.PARK_AT}`);
+}
 const TOP = Number(process.env.TOP || 12);
 const SITES = Number(process.env.SITES || 0);
 
@@ -82,7 +87,7 @@ const harness = {
   ...base,
   holdPoint: (toolResults) => {
     mark('model');
-    if (holding && toolResults + 1 >= base.STEPS) {
+    if (holding && toolResults === PARK_AT) {
       parked += 1;
       return gate;
     }
