@@ -17,6 +17,6 @@ const listenerOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
   return listener === silent ? undefined : listener
 }
 
-/** The running fiber's listener, or undefined when nobody listens: for a program that reports many times. */
+/** The running fiber's listener, or undefined when nobody listens: a turn reads it once, when it opens. */
 export const progressListener: Effect.Effect<((progress: TurnProgress) => Effect.Effect<void>) | undefined> = Effect
   .withFiberRuntime((fiber) => Effect.succeed(listenerOf(fiber)))

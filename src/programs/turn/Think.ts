@@ -76,7 +76,8 @@ export const think = (
 
 /**
  * `think` with the Llm service, the clock and the tracer's verdict already read: a turn reads them once, when it
- * opens, rather than once per Thought (an operation each time).
+ * opens, rather than once per Thought (an operation each time). Made where it runs: without spans, the call is
+ * timed from when it is made.
  */
 export const thinkWith = (
   llm: Llm["Type"],
