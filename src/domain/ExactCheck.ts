@@ -110,16 +110,19 @@ const objectCheck = (ast: AST.TypeLiteral): ExactCheck => {
 }
 
 /**
- * A value of a union decodes as the first member that accepts it. A primitive member gives its value back
- * whichever accepts it; of the members that accept objects, at most one may accept a given value: a single one,
- * or structs told apart by a property of literal values (a tag), none shared.
+ * A value of a union decodes as the first member that accepts it, so every member must be one this check vouches
+ * for: one it does not (a transformation, say) might take the value first and give back another. A primitive
+ * member gives its value back whichever accepts it; of the members that accept objects, at most one may accept a
+ * given value: a single one, or structs told apart by a property of literal values (a tag), none shared.
  */
 const unionCheck = (ast: AST.Union): ExactCheck => {
   const primitives: Array<ExactCheck> = []
   const objects: Array<AST.AST> = []
   for (const member of ast.types) {
+    const check = exactCheck(member)
+    if (check === never) return never
     if (acceptsObjects(member)) objects.push(member)
-    else primitives.push(exactCheck(member))
+    else primitives.push(check)
   }
   const anyPrimitive: ExactCheck = (value) => {
     for (const check of primitives) {
@@ -129,7 +132,7 @@ const unionCheck = (ast: AST.Union): ExactCheck => {
   }
   if (objects.length === 0) return anyPrimitive
   const objectMember = objects.length === 1 ? exactCheck(objects[0]!) : taggedCheck(objects)
-  if (objectMember === never) return primitives.length === 0 ? never : anyPrimitive
+  if (objectMember === never) return never
   return (value) => typeof value === "object" && value !== null ? objectMember(value) : anyPrimitive(value)
 }
 
