@@ -139,8 +139,6 @@ interface TurnContext {
   readonly traceId: string
   readonly config: AppConfig
   readonly counting: TokenCounting
-  /** A tracer that exports spans was installed when the turn began: its optional spans are made. */
-  readonly traced: boolean
   /** Each budget status the turn reads is recorded: a replay reads the same ones. */
   readonly budget: Budget["Type"]
   readonly registry: ToolRegistry["Type"]
@@ -149,8 +147,9 @@ interface TurnContext {
   readonly llm: Llm["Type"]
   readonly policy: Policy["Type"]
   /**
-   * The clock and the tracer's verdict, read once when the turn opens, as its services are: each Thought, gate,
-   * call and observation would otherwise read them again, an operation each time.
+   * The clock and whether a tracer exports spans (the turn's optional spans are made only then), read once when
+   * the turn opens, as its services are: each Thought, gate, call and observation would otherwise read them again,
+   * an operation each time.
    */
   readonly runtime: StepRuntime
   /** The channel's progress listener, when one watches the turn (set around the whole turn). */
@@ -306,7 +305,7 @@ const budgeted = (t: TurnContext, status: BudgetStatus) => {
     counted: t.counted,
     taintedBy: TurnState.taintSources(before),
     recordRequest: t.config.traces.recordRequests
-  }, t.traced)
+  }, t.runtime.traced)
   if (compaction === undefined) return ask(t, status, before)
   return Effect.flatMap(compaction, (squeezed) => {
     if (squeezed === null) return ask(t, status, before)
@@ -505,7 +504,6 @@ const openTurn = Effect.fnUntraced(function*(
     traceId,
     config,
     counting,
-    traced,
     budget,
     registry,
     promptBuilder,
