@@ -12,16 +12,19 @@ const holdsAll = <R>(current: Context.Context<never>, services: Context.Context<
 }
 
 /**
- * `effect` with `services`. A caller run by the application's own runtime already has these very services in its
- * context: the effect then runs in it as it is, since providing them would copy the caller's whole context, and
- * keep the copy while the turn runs, for every turn. Either way the effect sees the same services.
+ * The effect `make` gives, with `services`. A caller run by the application's own runtime already has these very
+ * services in its context: the effect then runs in it as it is, since providing them would copy the caller's whole
+ * context, and keep the copy while the turn runs, for every turn. Either way the effect sees the same services.
+ * The effect is made as it runs, in the one operation that reads the context: whoever runs a turn keeps the effect
+ * it was given until the turn ends (a runtime's `runPromise` does), and this one holds a closure, not the turn's
+ * program.
  */
-const withServices = <A, E, R>(effect: Effect.Effect<A, E, R>, services: Context.Context<R>): Effect.Effect<A, E> =>
-  Effect.contextWithEffect((current: Context.Context<never>) =>
-    holdsAll(current, services)
+const withServices = <A, E, R>(make: () => Effect.Effect<A, E, R>, services: Context.Context<R>): Effect.Effect<A, E> =>
+  Effect.withFiberRuntime((fiber) =>
+    holdsAll(fiber.currentContext, services)
       // Checked just above: what the effect requires is already in the context it runs in.
-      ? effect as Effect.Effect<A, E>
-      : Effect.provide(effect, services)
+      ? make() as Effect.Effect<A, E>
+      : Effect.provide(make(), services)
   )
 
 /**
@@ -41,7 +44,7 @@ export const AgentRuntimeLive = Layer.effect(
       ended: (input) => metrics.turnEnded(input.channel)
     }
     return AgentRuntime.of({
-      handle: (input) => withServices(runTurn(input, hooks), context)
+      handle: (input) => withServices(() => runTurn(input, hooks), context)
     })
   })
 )
