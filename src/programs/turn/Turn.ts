@@ -86,19 +86,30 @@ const turn = (input: TurnInput, hooks: TurnHooks) =>
   Effect.uninterruptibleMask((restore) => settledTurn(input, hooks, restore))
 
 /**
- * The turn between its setting up and its putting back, which runs however the turn ends. A combinator, not a
- * generator: while the turn waits for its model, the fiber holds one handler here, not a suspended generator and
- * its registers.
+ * The turn between its setting up and its putting back, which runs however the turn ends: opened, its loop run
+ * (the only interruptible part), its trace closed exactly once whatever happened in the loop, then left. A
+ * combinator, not a generator: while the turn waits for its model, the fiber holds one handler here (the loop's),
+ * not a suspended generator and its registers, nor a handler for the opening that is over: each handler holds the
+ * effect it ran, and the turn's whole opening with it.
  */
 const settledTurn = (input: TurnInput, hooks: TurnHooks, restore: Restore) =>
-  Effect.flatMap(
-    enterTurn(input, hooks),
-    (entered) =>
-      Effect.matchCauseEffect(closedTurn(input, entered.drawn, restore, entered.annotate), {
-        onSuccess: (trace) => Effect.as(leaveTurn(input, hooks, entered), trace),
+  Effect.flatMap(enterTurn(input, hooks), (entered) => {
+    const left = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.matchCauseEffect(effect, {
+        onSuccess: (value) => Effect.as(leaveTurn(input, hooks, entered), value),
         onFailure: (cause) => Effect.zipRight(leaveTurn(input, hooks, entered), Effect.failCause(cause))
       })
-  )
+    return Effect.matchCauseEffect(openTurn(input, entered.annotate), {
+      onFailure: (cause) => Effect.zipRight(leaveTurn(input, hooks, entered), Effect.failCause(cause)),
+      onSuccess: (opened) =>
+        // Built inside the restored region: the region's frame keeps the effect it restored while the turn waits,
+        // and a suspension is smaller than the loop's first steps already run.
+        Effect.matchCauseEffect(restore(Effect.suspend(() => loop(opened.t))), {
+          onSuccess: (end) => left(finishTurn(opened, entered.drawn, Exit.succeed(end))),
+          onFailure: (cause) => left(finishTurn(opened, entered.drawn, Exit.failCause(cause)))
+        })
+    })
+  })
 
 /** Known as running (what `/stop` interrupts) from here to its end; its ids drawn into a log of its own. */
 const enterTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks) {
@@ -451,24 +462,6 @@ const loop = (t: TurnContext) =>
     prepare(t),
     (prepared) => prepared._tag === "Ended" ? Effect.succeed(prepared.end) : steps(t, prepared.listener, 0)
   )
-
-/**
- * The turn opened, its loop run (the only interruptible part), and its trace closed exactly once, whatever
- * happened in the loop. As in `settledTurn`, the loop's outcome goes to one handler.
- */
-const closedTurn = (
-  input: TurnInput,
-  drawn: Array<DrawnId>,
-  restore: Restore,
-  annotate: (traceId: string) => Effect.Effect<void>
-) =>
-  Effect.flatMap(openTurn(input, annotate), (opened) =>
-    // Built inside the restored region: the region's frame keeps the effect it restored while the turn waits, and
-    // a suspension is smaller than the loop's first steps already run.
-    Effect.matchCauseEffect(restore(Effect.suspend(() => loop(opened.t))), {
-      onSuccess: (end) => finishTurn(opened, drawn, Exit.succeed(end)),
-      onFailure: (cause) => finishTurn(opened, drawn, Exit.failCause(cause))
-    }))
 
 /** The turn's services, its trace id (its logs annotated with it) and its first state. */
 const openTurn = Effect.fnUntraced(function*(
