@@ -19,11 +19,14 @@ export const recordingReads = (budget: Budget["Type"], reads: Array<BudgetRead>)
     return status
   }
   // Recorded in the read's own runtime operation (or where it is told at once): the turn reads the budget before
-  // every Thought.
+  // every Thought. `status` is made when it is asked for: made here, it would be held for the whole turn (its
+  // effect is a few hundred bytes), and a turn whose budget is told at once reads it only as it ends.
   const statusAt = budget.statusAt
   return {
     ...budget,
-    status: budget.statusWith(record),
+    get status() {
+      return budget.statusWith(record)
+    },
     statusWith: (f) => budget.statusWith((status) => f(record(status))),
     statusAt: statusAt === undefined ? undefined : (now) => {
       const status = statusAt(now)
