@@ -1,4 +1,4 @@
-import { Cause, Clock, Duration, Effect, Schedule } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Schedule } from "effect"
 import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
 import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
@@ -281,8 +281,11 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
     })
   }
 
+  // The fiber's clock read in the call's one operation: `Effect.clockWith` would make two more closures, which a
+  // call parked in flight keeps (the Thought's frame holds the effect it runs).
   const inTier = (list: ReadonlyArray<Provider>, request: LlmRequest, tier: Tier) =>
-    Effect.clockWith((clock) => {
+    Effect.withFiberRuntime<LlmResponse, LlmError | BudgetExceeded>((fiber) => {
+      const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
       const now = clock.unsafeCurrentTimeMillis()
       // Mostly every provider is ready: the tier's own list, in its order (a parked call holds no copy of it).
       const order = list.every((p) => stateOf(p).cooldownUntil <= now) ? list : [
