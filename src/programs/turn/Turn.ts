@@ -101,12 +101,12 @@ const settledTurn = (input: TurnInput, hooks: TurnHooks, restore: Restore) =>
       })
     return Effect.matchCauseEffect(openTurn(input, entered.annotate), {
       onFailure: (cause) => Effect.zipRight(leaveTurn(input, hooks, entered), Effect.failCause(cause)),
-      onSuccess: (opened) =>
+      onSuccess: (t) =>
         // Built inside the restored region: the region's frame keeps the effect it restored while the turn waits,
         // and a suspension is smaller than the loop's first steps already run.
-        Effect.matchCauseEffect(restore(Effect.suspend(() => loop(opened.t))), {
-          onSuccess: (end) => left(finishTurn(opened, entered.drawn, Exit.succeed(end))),
-          onFailure: (cause) => left(finishTurn(opened, entered.drawn, Exit.failCause(cause)))
+        Effect.matchCauseEffect(restore(Effect.suspend(() => loop(t))), {
+          onSuccess: (end) => left(finishTurn(t, entered.drawn, Exit.succeed(end))),
+          onFailure: (cause) => left(finishTurn(t, entered.drawn, Exit.failCause(cause)))
         })
     })
   })
@@ -139,24 +139,21 @@ const leaveTurn = (input: TurnInput, hooks: TurnHooks, entered: Entered) =>
     Effect.zipRight(hooks.ended(input), entered.leave)
   )
 
-/**
- * What the programs of one turn share: its input, the services it uses, its state and its identity. Made once per
- * turn; the programs that run on it (the loop, a step, a batch of calls) are made once, at module level: a
- * generator function made per turn costs V8 a prototype and hidden classes of its own each time, and a parked
- * conversation holds them.
- */
-interface TurnContext {
+/** What a turn is made of when it opens: its input, the services it uses and what it read of its fiber. */
+interface TurnParts {
   readonly input: TurnInput
   readonly traceId: string
   readonly config: AppConfig
   readonly counting: TokenCounting
-  /** Each budget status the turn reads is recorded: a replay reads the same ones. */
+  /** Each budget status the turn reads is recorded, in `budgetReads`: a replay reads the same ones. */
   readonly budget: Budget["Type"]
+  readonly budgetReads: Array<BudgetRead>
   readonly registry: ToolRegistry["Type"]
   readonly promptBuilder: PromptBuilder["Type"]
   readonly audit: AuditLog["Type"]
   readonly llm: Llm["Type"]
   readonly policy: Policy["Type"]
+  readonly sink: TraceSink["Type"]
   /**
    * The clock and whether a tracer exports spans (the turn's optional spans are made only then), read once when
    * the turn opens, as its services are: each Thought, gate, call and observation would otherwise read them again,
@@ -165,26 +162,90 @@ interface TurnContext {
   readonly runtime: StepRuntime
   /** The channel's progress listener, when one watches the turn (set around the whole turn). */
   readonly listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined
-  /**
-   * The turn so far; `update` replaces it. This program is its only writer, and each read or replacement is one
-   * synchronous step (one runtime operation, where a Ref's read is two); `updateNow` replaces it at once, from
-   * a continuation that is running already (no operation at all).
-   */
-  readonly state: Effect.Effect<TurnState.TurnState>
-  /** The turn as it stands, read at once from a continuation that is running already (no operation at all). */
-  readonly current: () => TurnState.TurnState
-  readonly update: (f: (state: TurnState.TurnState) => TurnState.TurnState) => Effect.Effect<void>
-  readonly updateNow: (f: (state: TurnState.TurnState) => TurnState.TurnState) => void
+}
+
+/**
+ * What the programs of one turn share: its parts, its state and its identity. Made once per turn; the programs
+ * that run on it (the loop, a step, a batch of calls) are made once, at module level, and so are its methods (on
+ * its prototype): a generator function or a closure made per turn is held by every open conversation (a
+ * generator function costs V8 a prototype and hidden classes of its own each time).
+ */
+class TurnContext implements TurnParts {
+  readonly input: TurnInput
+  readonly traceId: string
+  readonly config: AppConfig
+  readonly counting: TokenCounting
+  readonly budget: Budget["Type"]
+  readonly budgetReads: Array<BudgetRead>
+  readonly registry: ToolRegistry["Type"]
+  readonly promptBuilder: PromptBuilder["Type"]
+  readonly audit: AuditLog["Type"]
+  readonly llm: Llm["Type"]
+  readonly policy: Policy["Type"]
+  readonly sink: TraceSink["Type"]
+  readonly runtime: StepRuntime
+  readonly listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined
   readonly identity: {
     readonly traceId: string
     readonly sessionId: string
     readonly channel: string
     readonly userMessage: string
   }
-  /** What the gate needs of the turn, as it stands now. */
-  readonly gateContext: () => GateContext
   /** The turn's messages as last counted: each Thought reads only the messages added since. */
-  readonly counted: MessagesFold<number>
+  readonly counted: MessagesFold<number> = messagesChars()
+  /** The turn so far. This program is its only writer, through `update` and `updateNow`. */
+  private turnState: TurnState.TurnState
+
+  constructor(parts: TurnParts, first: TurnState.TurnState) {
+    this.input = parts.input
+    this.traceId = parts.traceId
+    this.config = parts.config
+    this.counting = parts.counting
+    this.budget = parts.budget
+    this.budgetReads = parts.budgetReads
+    this.registry = parts.registry
+    this.promptBuilder = parts.promptBuilder
+    this.audit = parts.audit
+    this.llm = parts.llm
+    this.policy = parts.policy
+    this.sink = parts.sink
+    this.runtime = parts.runtime
+    this.listener = parts.listener
+    const { channel, sessionId, userMessage } = parts.input
+    this.identity = { traceId: parts.traceId, sessionId, channel, userMessage }
+    this.turnState = first
+  }
+
+  /** The turn as it stands, read in one synchronous step (one runtime operation, where a Ref's read is two). */
+  get state(): Effect.Effect<TurnState.TurnState> {
+    return Effect.sync(() => this.turnState)
+  }
+
+  /** The turn as it stands, read at once from a continuation that is running already (no operation at all). */
+  current(): TurnState.TurnState {
+    return this.turnState
+  }
+
+  /** Replaces the turn, in one synchronous step. */
+  update(f: (state: TurnState.TurnState) => TurnState.TurnState): Effect.Effect<void> {
+    return Effect.sync(() => this.updateNow(f))
+  }
+
+  /** Replaces the turn at once, from a continuation that is running already (no operation at all). */
+  updateNow(f: (state: TurnState.TurnState) => TurnState.TurnState): void {
+    this.turnState = f(this.turnState)
+  }
+
+  /** What the gate needs of the turn, as it stands now. */
+  gateContext(): GateContext {
+    return {
+      traceId: this.traceId,
+      sessionId: this.input.sessionId,
+      channel: this.input.channel,
+      provenance: provenanceOf(this.turnState),
+      provenanceAtLaunch: Effect.sync(() => provenanceOf(this.turnState))
+    }
+  }
 }
 
 /** One call run and recorded, even when the turn is interrupted; `then` once it is recorded. */
@@ -344,9 +405,9 @@ const ask = (t: TurnContext, status: BudgetStatus, current: TurnState.TurnState)
 
 /** A Thought that ends the turn: a failed call, or an answer without tool calls (with the soft cap's notice). */
 const concluded = Effect.fnUntraced(function*(t: TurnContext, thought: Thought) {
-  const { budget, update } = t
+  const { budget } = t
   if (thought._tag === "Failed") {
-    yield* update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
+    yield* t.update((s) => TurnState.withMetadata(s, "error", encodeThoughtError(thought.error)))
     if (thought.error._tag === "BudgetExceeded") {
       return Next.End({ outcome: "budget_hit", response: budgetRefusedMessage(thought.error, yield* budget.status) })
     }
@@ -361,15 +422,15 @@ const concluded = Effect.fnUntraced(function*(t: TurnContext, thought: Thought) 
 
 /** A command with a closed meaning: answered by its rule, its calls (if any) through the same gates. */
 const applyRule = Effect.fnUntraced(function*(t: TurnContext, name: string) {
-  const { input, traceId, update } = t
-  yield* update((current) => TurnState.routed(current, "rule", `/${name} is answered by its rule, without a model`))
+  const { input, traceId } = t
+  yield* t.update((current) => TurnState.routed(current, "rule", `/${name} is answered by its rule, without a model`))
   const decision = yield* decide(name, input, traceId)
   for (const [key, value] of Object.entries(decision.metadata ?? {})) {
-    yield* update((current) => TurnState.withMetadata(current, key, value))
+    yield* t.update((current) => TurnState.withMetadata(current, key, value))
   }
   if (decision._tag === "Answer") return { outcome: decision.outcome, response: decision.response }
   const before = (yield* t.state).steps.length
-  yield* update((current) => TurnState.proposed(current, decision.calls))
+  yield* t.update((current) => TurnState.proposed(current, decision.calls))
   const next = yield* act(t, decision.calls)
   if (next._tag === "End") return next
   const steps = (yield* t.state).steps.slice(before).filter((s): s is ActionStep => s.kind === "action")
@@ -382,17 +443,17 @@ const applyRule = Effect.fnUntraced(function*(t: TurnContext, name: string) {
  * (the prompt, the session's history) are let go before the steps begin.
  */
 const prepare = Effect.fnUntraced(function*(t: TurnContext) {
-  const { input, config, audit, promptBuilder, traceId, update } = t
+  const { input, config, audit, promptBuilder, traceId } = t
   const rule = ruleCommand(input.userMessage)
   if (rule !== undefined) return endedBefore(yield* applyRule(t, rule.name))
   // Refused before any model is paid: a turn that cannot be recorded does not run.
   const ready = yield* Effect.either(audit.ready)
   if (ready._tag === "Left") {
-    yield* update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
+    yield* t.update((current) => TurnState.withMetadata(current, UNRECORDED, ready.left.message))
     return endedBefore({ outcome: "policy_denied", response: unrecordedMessage(ready.left.message) })
   }
   const compaction = yield* compactSession(input, config.traces.recordRequests)
-  if (compaction._tag === "Compacted") yield* update((current) => TurnState.compacted(current, compaction))
+  if (compaction._tag === "Compacted") yield* t.update((current) => TurnState.compacted(current, compaction))
   const built = yield* Effect.either(
     promptBuilder.build({
       sessionId: input.sessionId,
@@ -413,11 +474,15 @@ const prepare = Effect.fnUntraced(function*(t: TurnContext) {
     return yield* error
   }
   const prompt = built.right
-  yield* update((current) => TurnState.prompted(current, prompt))
+  yield* t.update((current) => TurnState.prompted(current, prompt))
   // A cached plan first: its calls pass the same gates; whatever stops it hands the turn to the loop below.
-  const fast = yield* fastPath(input, traceId, { act: (calls) => act(t, calls), state: t.state, update })
+  const fast = yield* fastPath(input, traceId, {
+    act: (calls) => act(t, calls),
+    state: t.state,
+    update: (f) => t.update(f)
+  })
   if (fast._tag === "Served") return endedBefore(fast)
-  yield* update((current) => TurnState.routed(current, "react", fast.reason))
+  yield* t.update((current) => TurnState.routed(current, "react", fast.reason))
   return readyForSteps(t.listener)
 })
 
@@ -485,44 +550,25 @@ const openTurn = Effect.fnUntraced(function*(
   const audit = Context.get(provided, AuditLog)
   const traceId = yield* Context.get(provided, IdGenerator).next("trace")
   yield* annotate(traceId)
-  let turnState = TurnState.start(input, traceId, clock.unsafeCurrentTimeMillis(), registry.catalog)
-  const state = Effect.sync(() => turnState)
-  const updateNow = (f: (state: TurnState.TurnState) => TurnState.TurnState): void => {
-    turnState = f(turnState)
-  }
+  const first = TurnState.start(input, traceId, clock.unsafeCurrentTimeMillis(), registry.catalog)
   if (traced) yield* Effect.annotateCurrentSpan({ trace_id: traceId, session_id: input.sessionId })
-
-  const t: TurnContext = {
+  return new TurnContext({
     input,
     traceId,
     config,
     counting,
     budget,
+    budgetReads,
     registry,
     promptBuilder,
     audit,
     llm: Context.get(provided, Llm),
     policy: Context.get(provided, Policy),
+    sink,
     runtime,
-    listener,
-    state,
-    current: () => turnState,
-    update: (f) => Effect.sync(() => updateNow(f)),
-    updateNow,
-    identity: { traceId, sessionId: input.sessionId, channel: input.channel, userMessage: input.userMessage },
-    gateContext: (): GateContext => ({
-      traceId,
-      sessionId: input.sessionId,
-      channel: input.channel,
-      provenance: provenanceOf(turnState),
-      provenanceAtLaunch: Effect.sync(() => provenanceOf(turnState))
-    }),
-    counted: messagesChars()
-  }
-  return { t, clock, sink, budgetReads }
+    listener
+  }, first)
 })
-
-type Opened = Effect.Effect.Success<ReturnType<typeof openTurn>>
 
 /** How the loop's outcome ends the turn: an interruption as user_aborted, a defect as an internal error. */
 const endOf = (exit: Exit.Exit<TurnEnd, unknown>) => (current: TurnState.TurnState): TurnState.TurnState => {
@@ -541,15 +587,15 @@ const endOf = (exit: Exit.Exit<TurnEnd, unknown>) => (current: TurnState.TurnSta
  * looked for.
  */
 const finishTurn = (
-  { budgetReads, clock, sink, t }: Opened,
+  t: TurnContext,
   drawn: Array<DrawnId>,
   exit: Exit.Exit<TurnEnd, unknown>
 ) => {
   t.updateNow(endOf(exit))
   const closed = t.current()
   const close = () => {
-    const trace = TurnState.toTrace(closed, clock.unsafeCurrentTimeMillis(), drawn, budgetReads)
-    return Effect.as(sink.close(trace), trace)
+    const trace = TurnState.toTrace(closed, t.runtime.clock.unsafeCurrentTimeMillis(), drawn, t.budgetReads)
+    return Effect.as(t.sink.close(trace), trace)
   }
   // The trace's end is read once the plan is kept.
   return t.config.plans.enabled ? Effect.zipRight(rememberPlan(closed), Effect.suspend(close)) : close()
