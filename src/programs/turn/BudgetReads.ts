@@ -6,31 +6,62 @@ import type { Budget, BudgetStatus } from "../../services/Budget.js"
 const same = (a: BudgetRead, b: BudgetRead): boolean =>
   (Object.keys(a) as Array<keyof BudgetRead>).every((key) => a[key] === b[key])
 
+type BudgetService = Budget["Type"]
+
 /**
- * The budget as the turn uses it: every status read is appended to `reads`. A read that says what the one before
+ * The budget as the turn uses it: every status read is appended to `reads`, in the read's own runtime operation (or
+ * where it is told at once): the turn reads the budget before every Thought. A read that says what the one before
  * said is recorded as that same (immutable) record: a turn reads the budget twice per Thought, and it rarely
  * changes, so a parked conversation keeps one record instead of twenty.
+ *
+ * Its methods are on its prototype and `status` is made when it is read: closures made per turn, or the status
+ * effect made up front, would be held by every open conversation for the whole turn (a turn whose budget is told
+ * at once reads `status` only as it ends). Only the turn uses it, always as `budget.member`.
  */
-export const recordingReads = (budget: Budget["Type"], reads: Array<BudgetRead>): Budget["Type"] => {
-  const record = (status: BudgetStatus): BudgetStatus => {
+class RecordingBudget implements BudgetService {
+  constructor(private readonly budget: BudgetService, private readonly reads: Array<BudgetRead>) {}
+
+  private record(status: BudgetStatus): BudgetStatus {
     const read = budgetRead(status)
-    const last = reads.at(-1)
-    reads.push(last !== undefined && same(last, read) ? last : read)
+    const last = this.reads.at(-1)
+    this.reads.push(last !== undefined && same(last, read) ? last : read)
     return status
   }
-  // Recorded in the read's own runtime operation (or where it is told at once): the turn reads the budget before
-  // every Thought. `status` is made when it is asked for: made here, it would be held for the whole turn (its
-  // effect is a few hundred bytes), and a turn whose budget is told at once reads it only as it ends.
-  const statusAt = budget.statusAt
-  return {
-    ...budget,
-    get status() {
-      return budget.statusWith(record)
-    },
-    statusWith: (f) => budget.statusWith((status) => f(record(status))),
-    statusAt: statusAt === undefined ? undefined : (now) => {
-      const status = statusAt(now)
-      return status === undefined ? undefined : record(status)
-    }
+
+  get status() {
+    return this.budget.statusWith((status) => this.record(status))
+  }
+
+  statusWith<A>(f: (status: BudgetStatus) => A) {
+    return this.budget.statusWith((status) => f(this.record(status)))
+  }
+
+  /** Undefined, as the budget's own would be, when the budget cannot tell the status at once. */
+  statusAt(now: number): BudgetStatus | undefined {
+    const status = this.budget.statusAt?.(now)
+    return status === undefined ? undefined : this.record(status)
+  }
+
+  reserve(call: Parameters<BudgetService["reserve"]>[0]) {
+    return this.budget.reserve(call)
+  }
+
+  settle(...args: Parameters<BudgetService["settle"]>) {
+    return this.budget.settle(...args)
+  }
+
+  abandon(reservation: Parameters<BudgetService["abandon"]>[0]) {
+    return this.budget.abandon(reservation)
+  }
+
+  get softNoticeGiven() {
+    return this.budget.softNoticeGiven
+  }
+
+  override(request: Parameters<BudgetService["override"]>[0]) {
+    return this.budget.override(request)
   }
 }
+
+export const recordingReads = (budget: BudgetService, reads: Array<BudgetRead>): BudgetService =>
+  new RecordingBudget(budget, reads)
