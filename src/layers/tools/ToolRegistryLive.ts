@@ -91,12 +91,18 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
         limited(prepared, tool),
         {
           onSuccess: (output) =>
-            Effect.succeed<ToolResult>({
-              status: output.status,
-              content: secrets.redact(output.content),
-              ...(output.source === undefined ? {} : { source: secrets.redact(output.source) }),
-              ...(output.note === undefined ? {} : { note: secrets.redact(output.note) })
-            }),
+            Effect.succeed<ToolResult>(
+              // Without a source or a note, a literal of its two fields: one with spreads has room for four, and
+              // every step of an open conversation holds its result.
+              output.source === undefined && output.note === undefined
+                ? { status: output.status, content: secrets.redact(output.content) }
+                : {
+                  status: output.status,
+                  content: secrets.redact(output.content),
+                  ...(output.source === undefined ? {} : { source: secrets.redact(output.source) }),
+                  ...(output.note === undefined ? {} : { note: secrets.redact(output.note) })
+                }
+            ),
           onFailure: (cause): Effect.Effect<ToolResult> => {
             const failed = Cause.failureOrCause(cause)
             if (Either.isLeft(failed)) {

@@ -35,6 +35,35 @@ const thoughtStep = (
   request: LlmRequest,
   recordRequest: boolean,
   fingerprint: Fingerprint
+): ThoughtStep =>
+  request.tier === response.tier && !recordRequest
+    // The common step as a literal of its own fields: one with spreads has room for two more, and every Thought of
+    // an open conversation holds its step.
+    ? {
+      kind: "thought",
+      model: response.model,
+      provider: response.provider,
+      tier: response.tier,
+      prompt_tokens: response.usage.input,
+      cached_tokens: response.usage.cached,
+      response_tokens: response.usage.output,
+      finish_reason: response.finishReason,
+      text: response.text,
+      tool_call: response.toolCalls[0] ?? null,
+      tool_calls: response.toolCalls,
+      cost_usd: response.costUsd,
+      wall_ms: wallMs,
+      failed_attempts: response.failedAttempts,
+      request_hash: fingerprint === "now" ? fingerprintRequest(request) : fingerprintPending
+    }
+    : anyThoughtStep(response, wallMs, request, recordRequest, fingerprint)
+
+const anyThoughtStep = (
+  response: LlmResponse,
+  wallMs: number,
+  request: LlmRequest,
+  recordRequest: boolean,
+  fingerprint: Fingerprint
 ): ThoughtStep => ({
   kind: "thought",
   model: response.model,
