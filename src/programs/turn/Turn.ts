@@ -99,7 +99,7 @@ const settledTurn = (input: TurnInput, hooks: TurnHooks, restore: Restore) =>
         onSuccess: (value) => Effect.as(leaveTurn(input, hooks, entered), value),
         onFailure: (cause) => Effect.zipRight(leaveTurn(input, hooks, entered), Effect.failCause(cause))
       })
-    return Effect.matchCauseEffect(openTurn(input, entered.annotate), {
+    return Effect.matchCauseEffect(openTurn(input, entered.annotationsBefore), {
       onFailure: (cause) => Effect.zipRight(leaveTurn(input, hooks, entered), Effect.failCause(cause)),
       onSuccess: (t) =>
         // Built inside the restored region: the region's frame keeps the effect it restored while the turn waits,
@@ -118,13 +118,8 @@ const enterTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks
   const drawnBefore = yield* FiberRef.get(DrawnIds)
   const annotationsBefore = yield* FiberRef.get(FiberRef.currentLogAnnotations)
   const drawn: Array<DrawnId> = []
-  const annotate = (traceId: string) =>
-    FiberRef.set(
-      FiberRef.currentLogAnnotations,
-      HashMap.set(HashMap.set(annotationsBefore, "trace_id", traceId), "session_id", input.sessionId)
-    )
   yield* FiberRef.set(DrawnIds, drawn)
-  return { leave, drawnBefore, annotationsBefore, drawn, annotate }
+  return { leave, drawnBefore, annotationsBefore, drawn }
 })
 
 type Entered = Effect.Effect.Success<ReturnType<typeof enterTurn>>
@@ -531,7 +526,7 @@ const loop = (t: TurnContext) =>
 /** The turn's services, its trace id (its logs annotated with it) and its first state. */
 const openTurn = Effect.fnUntraced(function*(
   input: TurnInput,
-  annotate: (traceId: string) => Effect.Effect<void>
+  annotationsBefore: HashMap.HashMap<string, unknown>
 ) {
   const { context: provided, runtime } = yield* servicesAndRuntime<
     MyclawConfig | Budget | ToolRegistry | PromptBuilder | TraceSink | AuditLog | IdGenerator | Llm | Policy
@@ -549,7 +544,10 @@ const openTurn = Effect.fnUntraced(function*(
   const sink = Context.get(provided, TraceSink)
   const audit = Context.get(provided, AuditLog)
   const traceId = yield* Context.get(provided, IdGenerator).next("trace")
-  yield* annotate(traceId)
+  yield* FiberRef.set(
+    FiberRef.currentLogAnnotations,
+    HashMap.set(HashMap.set(annotationsBefore, "trace_id", traceId), "session_id", input.sessionId)
+  )
   const first = TurnState.start(input, traceId, clock.unsafeCurrentTimeMillis(), registry.catalog)
   if (traced) yield* Effect.annotateCurrentSpan({ trace_id: traceId, session_id: input.sessionId })
   return new TurnContext({
