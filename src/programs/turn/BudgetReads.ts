@@ -9,10 +9,16 @@ const same = (a: BudgetRead, b: BudgetRead): boolean =>
 type BudgetService = Budget["Type"]
 
 /**
+ * The last read recorded of each budget, by any turn: a turn's first read that says the same is recorded as that
+ * record too (records are immutable), so the turns open at once, which mostly read the same status, share one.
+ */
+const lastReads = new WeakMap<BudgetService, BudgetRead>()
+
+/**
  * The budget as the turn uses it: every status read is appended to `reads`, in the read's own runtime operation (or
  * where it is told at once): the turn reads the budget before every Thought. A read that says what the one before
  * said is recorded as that same (immutable) record: a turn reads the budget twice per Thought, and it rarely
- * changes, so a parked conversation keeps one record instead of twenty.
+ * changes, so a parked conversation keeps one record instead of twenty, shared with the other turns.
  *
  * Its methods are on its prototype and `status` is made when it is read: closures made per turn, or the status
  * effect made up front, would be held by every open conversation for the whole turn (a turn whose budget is told
@@ -23,8 +29,10 @@ class RecordingBudget implements BudgetService {
 
   private record(status: BudgetStatus): BudgetStatus {
     const read = budgetRead(status)
-    const last = this.reads.at(-1)
-    this.reads.push(last !== undefined && same(last, read) ? last : read)
+    const last = this.reads.at(-1) ?? lastReads.get(this.budget)
+    const kept = last !== undefined && same(last, read) ? last : read
+    lastReads.set(this.budget, kept)
+    this.reads.push(kept)
     return status
   }
 
