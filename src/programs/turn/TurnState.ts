@@ -82,6 +82,11 @@ export interface TurnState {
 
 // Most turns read nothing untrusted: they share one empty set (a turn that does makes a set of its own).
 const noHosts: ReadonlySet<string> = new Set()
+// What a turn starts with and most keep empty, one frozen value shared by every turn: each is replaced, never
+// changed in place, and an open conversation would otherwise hold its own copy of each.
+const none: ReadonlyArray<never> = Object.freeze([])
+const noMetadata: Readonly<Record<string, unknown>> = Object.freeze({})
+const untainted: Taint = Object.freeze({ sources: none, hosts: noHosts, inherited: none })
 
 export const start = (
   input: TurnInput,
@@ -92,21 +97,21 @@ export const start = (
   input,
   traceId,
   startedAt,
-  system: [],
-  messages: [],
-  history: [],
+  system: none,
+  messages: none,
+  history: none,
   summary: undefined,
   compaction: undefined,
-  steps: [],
+  steps: none,
   costUsd: 0,
   invalidStreak: 0,
   forceFrontier: false,
-  taint: { sources: [], hosts: noHosts, inherited: [] },
-  metadata: {},
+  taint: untainted,
+  metadata: noMetadata,
   end: null,
   route: null,
   tools,
-  unhashed: []
+  unhashed: none
 })
 
 /** Every Thought whose fingerprint is pending, fingerprinted. */
@@ -130,7 +135,10 @@ export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
   summary: prompt.summary === undefined
     ? undefined
     : { text: prompt.summary.text, tainted_by: prompt.summary.taintedBy },
-  taint: { ...state.taint, inherited: prompt.taint }
+  // Nothing inherited, again nothing: the turn keeps the taint it has (shared while it is the empty one).
+  taint: prompt.taint.length === 0 && state.taint.inherited.length === 0
+    ? state.taint
+    : { ...state.taint, inherited: prompt.taint }
 })
 
 /** Every source that tainted the turn, its own and those it inherited from the history it replayed. */
@@ -284,7 +292,7 @@ const traceOf = (
 
 /** The past turns a prompt held, as the trace records them. */
 const historyRecord = (turns: ReadonlyArray<PastTurn>): NonNullable<ExecutionTrace["replay"]>["history"] =>
-  turns.map((turn) => ({
+  turns.length === 0 ? none : turns.map((turn) => ({
     user_message: turn.userMessage,
     final_response: turn.finalResponse,
     ...(turn.taintedBy === undefined ? {} : { tainted_by: turn.taintedBy }),
