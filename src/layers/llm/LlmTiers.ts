@@ -4,6 +4,7 @@ import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmT
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { withShippedPrices } from "../../domain/ShippedPrices.js"
+import { failureOf } from "../../programs/Failure.js"
 import { timeoutFail } from "../../programs/Timeout.js"
 import type { Budget } from "../../services/Budget.js"
 import { Llm, type ProviderHealth } from "../../services/Llm.js"
@@ -267,9 +268,14 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
         isTransient(error) ? Effect.suspend(() => from(call, i + 1)) : exhausted(call)
       )
     }
-    return Effect.matchEffect(attemptOnce(p, call.request), {
+    // The failure told from the cause here: this frame is what a call parked in flight holds (`matchEffect` would
+    // keep two more closures and an object).
+    return Effect.matchCauseEffect(attemptOnce(p, call.request), {
       onSuccess: (response) => answered(call, p, response),
-      onFailure: (first) => {
+      onFailure: (cause) => {
+        const failure = failureOf(cause)
+        if (failure._tag === "Unexpected") return Effect.failCause(failure.cause)
+        const first = failure.error
         call.record(p, first)
         return retryable(first)
           ? Effect.matchEffect(retried(p, call, first), {

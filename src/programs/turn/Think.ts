@@ -4,6 +4,7 @@ import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { fingerprintRequest, recordableRequest, type RequestFingerprint } from "../../domain/RequestFingerprint.js"
 import { Llm } from "../../services/Llm.js"
+import { failureOf } from "../Failure.js"
 import { type StepRuntime, withStepService } from "../Services.js"
 
 export type Thought = Data.TaggedEnum<{
@@ -137,8 +138,13 @@ const call = (
   onAnswered: OnAnswered | undefined
 ): Effect.Effect<Thought> => {
   const started = clock.unsafeCurrentTimeMillis()
-  return Effect.matchEffect(llm.generate(request), {
-    onFailure: (error): Effect.Effect<Thought> => {
+  // One handler per outcome, the failure told from the cause here: this frame is what a turn parked on its model
+  // holds for the call (`matchEffect` would keep two more closures and an object).
+  return Effect.matchCauseEffect(llm.generate(request), {
+    onFailure: (cause): Effect.Effect<Thought> => {
+      const failure = failureOf(cause)
+      if (failure._tag === "Unexpected") return Effect.failCause(failure.cause)
+      const error = failure.error
       const failed = Thought.Failed({ error })
       return traced
         ? Effect.as(
