@@ -15,6 +15,12 @@
 //    an object by its constructor and first property names, a closure by where its function is written
 //    (file:line:column, node_modules and the dist folder cut off), so that what a change takes away can be
 //    named. Both snapshots are written before either is read: what the reading allocates is not counted.
+//    With PATHS=n (a depth), also who holds it: each object reachable from exactly one parked conversation's fiber
+//    (and from no other's) is that conversation's own; its bytes are summed by the path the fiber reaches it by
+//    (the first n steps of the shortest one: `p:_stack / e:3(EffectPrimitive) / p:effect_instruction_i1(closure) /
+//    ...`), the PATHS_TOP (40) largest listed. What the fake model's shared gate links together (the request and
+//    its messages, reachable from every parked fiber through it) is no one conversation's: held_exclusive_bytes
+//    is less than held_bytes_per_conversation by about that.
 //
 //   TIME_RUNS (2000) conversations timed and OPS_RUNS (100) counted after WARMUP (harness default) unmeasured ones;
 //   HELD (300), parked at the model call after PARK_AT (STEPS - 1) tool results (0: at the first model call, to
@@ -41,6 +47,11 @@ if (!Number.isInteger(PARK_AT) || PARK_AT < 0 || PARK_AT >= base.STEPS) {
 }
 const TOP = Number(process.env.TOP || 12);
 const SITES = Number(process.env.SITES || 0);
+const PATHS = Number(process.env.PATHS || 0);
+const PATHS_TOP = Number(process.env.PATHS_TOP || 40);
+// The parked conversations' fibers, found by this name in the snapshot (a property of the global object).
+const PARKED_FIBERS = '__myclawAnatomyParkedFibers';
+globalThis[PARKED_FIBERS] = [];
 
 // The fiber runtime module myclaw's dist runs on (the ESM build of the `effect` package it resolves).
 const require = createRequire(path.join(dist, 'Myclaw.js'));
@@ -89,6 +100,9 @@ const harness = {
     mark('model');
     if (holding && toolResults === PARK_AT) {
       parked += 1;
+      // The fiber calling the model: Effect's fiber runtime keeps the running fiber here (internal, read by a
+      // diagnostic only).
+      if (PATHS > 0) globalThis[PARKED_FIBERS].push(globalThis['effect/FiberCurrent']);
       return gate;
     }
     return null;
@@ -189,6 +203,7 @@ try {
       held_bytes_per_conversation: perConversation(total),
       held_by_kind: largest(kinds, TOP),
       ...(SITES > 0 ? { held_by_site: largest(added(bySite), SITES) } : {}),
+      ...(PATHS > 0 ? heldByPath(after, HELD) : {}),
       node: process.version,
     })}\n`,
   );
@@ -232,6 +247,74 @@ function readSnapshot(file) {
       }
     },
     locations,
+  };
+}
+
+/**
+ * What each parked conversation holds on its own, by the path its fiber reaches it by: every object reachable from
+ * one parked fiber's and no other's (a breadth-first walk from all of them at once, each object labelled with the
+ * first fiber that reaches it, or as shared once a second one does; the walk does not enter other fibers). Weak
+ * edges are not followed.
+ */
+function heldByPath(heap, held) {
+  const { snap, width } = heap;
+  const count = snap.nodes.length / width;
+  let list;
+  for (let i = 0; i < snap.nodes.length && list === undefined; i += width) {
+    for (const [type, name, to] of heap.edges(i)) {
+      if (type === 'property' && name === PARKED_FIBERS) list = to;
+    }
+  }
+  if (list === undefined) throw new Error(`anatomy: ${PARKED_FIBERS} not found in the heap snapshot`);
+  const fibers = [...heap.edges(list)].filter(([type]) => type === 'element').map(([, , to]) => to);
+  const SHARED = -2;
+  const label = new Int32Array(count).fill(-1);
+  const parent = new Int32Array(count).fill(-1);
+  const via = new Array(count);
+  const queue = [];
+  fibers.forEach((node, i) => {
+    label[node / width] = i;
+    queue.push(node);
+  });
+  const isFiber = (node) => heap.type(node) === 'object' && heap.name(node) === 'FiberRuntime';
+  for (let q = 0; q < queue.length; q++) {
+    const node = queue[q];
+    const own = label[node / width];
+    for (const [type, name, to] of heap.edges(node)) {
+      if (type === 'weak' || heap.type(to) === 'synthetic') continue;
+      const k = to / width;
+      if (isFiber(to) && label[k] !== own) continue;
+      if (label[k] === -1) {
+        label[k] = own;
+        parent[k] = node;
+        via[k] = `${type[0]}:${name}`;
+        queue.push(to);
+      } else if (label[k] !== own && label[k] !== SHARED) {
+        label[k] = SHARED;
+        queue.push(to);
+      }
+    }
+  }
+  const bytes = new Map();
+  let exclusive = 0;
+  for (let k = 0; k < count; k++) {
+    if (label[k] < 0 || parent[k] === -1) continue;
+    const node = k * width;
+    exclusive += heap.size(node);
+    const steps = [];
+    for (let at = node; parent[at / width] !== -1; at = parent[at / width]) {
+      steps.push(`${via[at / width]}(${heap.type(at)}:${heap.name(at).slice(0, 40)})`);
+    }
+    const key = steps.reverse().slice(0, PATHS).join(' / ');
+    bytes.set(key, (bytes.get(key) ?? 0) + heap.size(node));
+  }
+  for (const node of fibers) exclusive += heap.size(node);
+  const parked = fibers.length || held;
+  return {
+    held_exclusive_bytes: Math.round(exclusive / parked),
+    held_by_path: Object.fromEntries(
+      [...bytes].sort((a, b) => b[1] - a[1]).slice(0, PATHS_TOP).map(([key, size]) => [key, Math.round(size / parked)]),
+    ),
   };
 }
 
