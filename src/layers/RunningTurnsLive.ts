@@ -30,7 +30,12 @@ export const RunningTurnsLive = Layer.sync(RunningTurns, () => {
         if (entry === undefined) running.set(sessionId, self)
         else if (entry instanceof Set) entry.add(self)
         else running.set(sessionId, new Set([entry, self]))
-        return Effect.succeed(Effect.sync(() => leave(sessionId, self)))
+        return Effect.void
+      }),
+    leave: (sessionId) =>
+      Effect.withFiberRuntime((fiber) => {
+        leave(sessionId, fiber as Running)
+        return Effect.void
       }),
     stop: (sessionId) =>
       Effect.withFiberRuntime((caller) => {

@@ -10,8 +10,13 @@ const turnOf = (sessionId: string) =>
     const entered = yield* Deferred.make<void>()
     const finish = yield* Deferred.make<void>()
     const fiber = yield* Effect.fork(Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(turns.enter(sessionId), (leave) =>
-        Effect.ensuring(restore(Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(finish))), leave))
+      Effect.zipRight(
+        turns.enter(sessionId),
+        Effect.ensuring(
+          restore(Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(finish))),
+          turns.leave(sessionId)
+        )
+      )
     ))
     yield* Deferred.await(entered)
     return { fiber, finish: Deferred.succeed(finish, undefined) }
@@ -55,12 +60,23 @@ describe("RunningTurnsLive", () => {
       assert.strictEqual(yield* turns.count, 0)
     }).pipe(Effect.provide(RunningTurnsLive)))
 
+  it.scoped("leave unmarks the calling fiber only: another fiber's turn of the session stays counted", () =>
+    Effect.gen(function*() {
+      const turns = yield* RunningTurns
+      const running = yield* turnOf("s")
+      yield* turns.leave("s")
+      assert.strictEqual(yield* turns.count, 1)
+      yield* running.finish
+      yield* Fiber.await(running.fiber)
+      assert.strictEqual(yield* turns.count, 0)
+    }).pipe(Effect.provide(RunningTurnsLive)))
+
   it.scoped("a turn that stops its own session interrupts the others, never itself", () =>
     Effect.gen(function*() {
       const turns = yield* RunningTurns
       const running = yield* turnOf("s")
       const stopped = yield* Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(turns.enter("s"), (leave) => Effect.ensuring(restore(turns.stop("s")), leave))
+        Effect.zipRight(turns.enter("s"), Effect.ensuring(restore(turns.stop("s")), turns.leave("s")))
       )
       assert.strictEqual(stopped, 1)
       assert.isTrue(Exit.isInterrupted(yield* Fiber.await(running.fiber)))

@@ -15,6 +15,41 @@ type BudgetService = Budget["Type"]
 const lastReads = new WeakMap<BudgetService, BudgetRead>()
 
 /**
+ * The budget statuses one turn read, in order. A run of reads that say the same is kept as one record and a count
+ * (a turn reads the budget before every Thought, and an open conversation would hold an array of the same record).
+ */
+export class BudgetReadLog {
+  private last: BudgetRead | undefined = undefined
+  private repeats = 0
+  private before: Array<BudgetRead> | undefined = undefined
+
+  /** The last read, if any. */
+  get latest(): BudgetRead | undefined {
+    return this.last
+  }
+
+  push(read: BudgetRead): void {
+    if (read === this.last) {
+      this.repeats += 1
+      return
+    }
+    if (this.last !== undefined) {
+      const before = this.before ??= []
+      for (let i = 0; i < this.repeats; i++) before.push(this.last)
+    }
+    this.last = read
+    this.repeats = 1
+  }
+
+  /** Every read, in order. */
+  all(): Array<BudgetRead> {
+    const reads = this.before === undefined ? [] : this.before.slice()
+    for (let i = 0; i < this.repeats; i++) reads.push(this.last!)
+    return reads
+  }
+}
+
+/**
  * The budget as the turn uses it: every status read is appended to `reads`, in the read's own runtime operation (or
  * where it is told at once): the turn reads the budget before every Thought. A read that says what the one before
  * said is recorded as that same (immutable) record: a turn reads the budget twice per Thought, and it rarely
@@ -25,11 +60,11 @@ const lastReads = new WeakMap<BudgetService, BudgetRead>()
  * at once reads `status` only as it ends). Only the turn uses it, always as `budget.member`.
  */
 class RecordingBudget implements BudgetService {
-  constructor(private readonly budget: BudgetService, private readonly reads: Array<BudgetRead>) {}
+  constructor(private readonly budget: BudgetService, private readonly reads: BudgetReadLog) {}
 
   private record(status: BudgetStatus): BudgetStatus {
     const read = budgetRead(status)
-    const last = this.reads.at(-1) ?? lastReads.get(this.budget)
+    const last = this.reads.latest ?? lastReads.get(this.budget)
     const kept = last !== undefined && same(last, read) ? last : read
     lastReads.set(this.budget, kept)
     this.reads.push(kept)
@@ -71,5 +106,5 @@ class RecordingBudget implements BudgetService {
   }
 }
 
-export const recordingReads = (budget: BudgetService, reads: Array<BudgetRead>): BudgetService =>
+export const recordingReads = (budget: BudgetService, reads: BudgetReadLog): BudgetService =>
   new RecordingBudget(budget, reads)

@@ -1,7 +1,7 @@
 import { Cause, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Schema } from "effect"
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
-import type { ActionStep, BudgetRead, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
+import type { ActionStep, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
 import type { MessagesFold } from "../../domain/MessagesFold.js"
 import { messagesChars, type TokenCounting, tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
@@ -19,7 +19,7 @@ import { TraceSink } from "../../services/TraceSink.js"
 import { decide, ruleCommand } from "../rules/Rules.js"
 import { servicesAndRuntime, type StepRuntime } from "../Services.js"
 import { withSpanWhenTraced } from "../Spans.js"
-import { recordingReads } from "./BudgetReads.js"
+import { BudgetReadLog, recordingReads } from "./BudgetReads.js"
 import { compactSession } from "./Compact.js"
 import { compactTurn } from "./CompactTurn.js"
 import { execute, type Executed, observe } from "./Execute.js"
@@ -113,13 +113,14 @@ const settledTurn = (input: TurnInput, hooks: TurnHooks, restore: Restore) =>
 
 /** Known as running (what `/stop` interrupts) from here to its end; its ids drawn into a log of its own. */
 const enterTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks) {
-  const leave = yield* (yield* RunningTurns).enter(input.sessionId)
+  const running = yield* RunningTurns
+  yield* running.enter(input.sessionId)
   yield* hooks.started(input)
   const drawnBefore = yield* FiberRef.get(DrawnIds)
   const annotationsBefore = yield* FiberRef.get(FiberRef.currentLogAnnotations)
   const drawn: Array<DrawnId> = []
   yield* FiberRef.set(DrawnIds, drawn)
-  return { leave, drawnBefore, annotationsBefore, drawn }
+  return { running, drawnBefore, annotationsBefore, drawn }
 })
 
 type Entered = Effect.Effect.Success<ReturnType<typeof enterTurn>>
@@ -131,7 +132,7 @@ const leaveTurn = (input: TurnInput, hooks: TurnHooks, entered: Entered) =>
       FiberRef.set(DrawnIds, entered.drawnBefore),
       FiberRef.set(FiberRef.currentLogAnnotations, entered.annotationsBefore)
     ),
-    Effect.zipRight(hooks.ended(input), entered.leave)
+    Effect.zipRight(hooks.ended(input), entered.running.leave(input.sessionId))
   )
 
 /** What a turn is made of when it opens: its input, the services it uses and what it read of its fiber. */
@@ -142,7 +143,7 @@ interface TurnParts {
   readonly counting: TokenCounting
   /** Each budget status the turn reads is recorded, in `budgetReads`: a replay reads the same ones. */
   readonly budget: Budget["Type"]
-  readonly budgetReads: Array<BudgetRead>
+  readonly budgetReads: BudgetReadLog
   readonly registry: ToolRegistry["Type"]
   readonly promptBuilder: PromptBuilder["Type"]
   readonly audit: AuditLog["Type"]
@@ -171,7 +172,7 @@ class TurnContext implements TurnParts {
   readonly config: AppConfig
   readonly counting: TokenCounting
   readonly budget: Budget["Type"]
-  readonly budgetReads: Array<BudgetRead>
+  readonly budgetReads: BudgetReadLog
   readonly registry: ToolRegistry["Type"]
   readonly promptBuilder: PromptBuilder["Type"]
   readonly audit: AuditLog["Type"]
@@ -537,7 +538,7 @@ const openTurn = Effect.fnUntraced(function*(
   const { config } = Context.get(provided, MyclawConfig)
   const counting = tokenCountingOf(config)
   // Each budget status the turn reads is recorded: a replay reads the same ones.
-  const budgetReads: Array<BudgetRead> = []
+  const budgetReads = new BudgetReadLog()
   const budget = recordingReads(Context.get(provided, Budget), budgetReads)
   const registry = Context.get(provided, ToolRegistry)
   const promptBuilder = Context.get(provided, PromptBuilder)
@@ -592,7 +593,7 @@ const finishTurn = (
   t.updateNow(endOf(exit))
   const closed = t.current()
   const close = () => {
-    const trace = TurnState.toTrace(closed, t.runtime.clock.unsafeCurrentTimeMillis(), drawn, t.budgetReads)
+    const trace = TurnState.toTrace(closed, t.runtime.clock.unsafeCurrentTimeMillis(), drawn, t.budgetReads.all())
     return Effect.as(t.sink.close(trace), trace)
   }
   // The trace's end is read once the plan is kept.
