@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Scope } from "effect"
 import { runTurn, type TurnHooks, type TurnServices } from "../programs/turn/Turn.js"
-import { AgentRuntime } from "../services/AgentRuntime.js"
+import { AgentRuntime, type TurnInput } from "../services/AgentRuntime.js"
 import { Metrics } from "../services/Metrics.js"
 
 /** Every service of `services` is in `current`, as the very same instance. */
@@ -12,19 +12,22 @@ const holdsAll = <R>(current: Context.Context<never>, services: Context.Context<
 }
 
 /**
- * The effect `make` gives, with `services`. A caller run by the application's own runtime already has these very
- * services in its context: the effect then runs in it as it is, since providing them would copy the caller's whole
- * context, and keep the copy while the turn runs, for every turn. Either way the effect sees the same services.
- * The effect is made as it runs, in the one operation that reads the context: whoever runs a turn keeps the effect
- * it was given until the turn ends (a runtime's `runPromise` does), and this one holds a closure, not the turn's
- * program.
+ * `program(input)` with `services`. A caller run by the application's own runtime already has these very services
+ * in its context: the effect then runs in it as it is, since providing them would copy the caller's whole context,
+ * and keep the copy while the turn runs, for every turn. Either way the effect sees the same services. The effect is
+ * made as it runs, in the one operation that reads the context: whoever runs a turn keeps the effect it was given
+ * until the turn ends (a runtime's `runPromise` does), and this one holds one closure, not the turn's program.
  */
-const withServices = <A, E, R>(make: () => Effect.Effect<A, E, R>, services: Context.Context<R>): Effect.Effect<A, E> =>
+const withServices = <I, A, E, R>(
+  program: (input: I) => Effect.Effect<A, E, R>,
+  input: I,
+  services: Context.Context<R>
+): Effect.Effect<A, E> =>
   Effect.withFiberRuntime((fiber) =>
     holdsAll(fiber.currentContext, services)
       // Checked just above: what the effect requires is already in the context it runs in.
-      ? make() as Effect.Effect<A, E>
-      : Effect.provide(make(), services)
+      ? program(input) as Effect.Effect<A, E>
+      : Effect.provide(program(input), services)
   )
 
 /**
@@ -43,8 +46,9 @@ export const AgentRuntimeLive = Layer.effect(
       started: (input) => metrics.turnStarted(input.channel),
       ended: (input) => metrics.turnEnded(input.channel)
     }
+    const turn = (input: TurnInput) => runTurn(input, hooks)
     return AgentRuntime.of({
-      handle: (input) => withServices(() => runTurn(input, hooks), context)
+      handle: (input) => withServices(turn, input, context)
     })
   })
 )
