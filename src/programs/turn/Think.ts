@@ -59,6 +59,31 @@ const thoughtStep = (
     }
     : anyThoughtStep(response, wallMs, request, recordRequest, fingerprint)
 
+/**
+ * The step with its request's fingerprint: the common step (no borrowed tier, no recorded request) as a literal of
+ * its own fields, since a spread of it is copied through V8's slow path; any other by a spread, in the same order.
+ */
+export const withRequestHash = (step: ThoughtStep, requestHash: RequestFingerprint): ThoughtStep =>
+  !("requested_tier" in step) && !("request" in step)
+    ? {
+      kind: "thought",
+      model: step.model,
+      provider: step.provider,
+      tier: step.tier,
+      prompt_tokens: step.prompt_tokens,
+      cached_tokens: step.cached_tokens,
+      response_tokens: step.response_tokens,
+      finish_reason: step.finish_reason,
+      text: step.text,
+      tool_call: step.tool_call,
+      tool_calls: step.tool_calls,
+      cost_usd: step.cost_usd,
+      wall_ms: step.wall_ms,
+      failed_attempts: step.failed_attempts,
+      request_hash: requestHash
+    }
+    : { ...step, request_hash: requestHash }
+
 const anyThoughtStep = (
   response: LlmResponse,
   wallMs: number,

@@ -17,7 +17,7 @@ import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import type { Prompt } from "../../services/PromptBuilder.js"
 import type { PastTurn } from "../../services/TraceStore.js"
-import { fingerprintPending, type Thought } from "./Think.js"
+import { fingerprintPending, type Thought, withRequestHash } from "./Think.js"
 
 /** Untrusted content that entered the turn: its sources, and the hosts it named that the user did not. */
 export interface Taint {
@@ -114,6 +114,33 @@ export const start = (
   unhashed: none
 })
 
+/**
+ * The state with `changes`, every field written in the literal of `start`'s order. A spread of the state into a
+ * literal is a copy through V8's slow path (a state of this many fields is cloned into an object with four fields
+ * of its own and the rest in a second array): about twenty times the time of this literal, and every step makes
+ * several states.
+ */
+const changed = (state: TurnState, changes: Partial<TurnState>): TurnState => ({
+  input: "input" in changes ? changes.input as TurnState["input"] : state.input,
+  traceId: "traceId" in changes ? changes.traceId as TurnState["traceId"] : state.traceId,
+  startedAt: "startedAt" in changes ? changes.startedAt as TurnState["startedAt"] : state.startedAt,
+  system: "system" in changes ? changes.system as TurnState["system"] : state.system,
+  messages: "messages" in changes ? changes.messages as TurnState["messages"] : state.messages,
+  history: "history" in changes ? changes.history as TurnState["history"] : state.history,
+  summary: "summary" in changes ? changes.summary as TurnState["summary"] : state.summary,
+  compaction: "compaction" in changes ? changes.compaction as TurnState["compaction"] : state.compaction,
+  steps: "steps" in changes ? changes.steps as TurnState["steps"] : state.steps,
+  costUsd: "costUsd" in changes ? changes.costUsd as TurnState["costUsd"] : state.costUsd,
+  invalidStreak: "invalidStreak" in changes ? changes.invalidStreak as TurnState["invalidStreak"] : state.invalidStreak,
+  forceFrontier: "forceFrontier" in changes ? changes.forceFrontier as TurnState["forceFrontier"] : state.forceFrontier,
+  taint: "taint" in changes ? changes.taint as TurnState["taint"] : state.taint,
+  metadata: "metadata" in changes ? changes.metadata as TurnState["metadata"] : state.metadata,
+  end: "end" in changes ? changes.end as TurnState["end"] : state.end,
+  route: "route" in changes ? changes.route as TurnState["route"] : state.route,
+  tools: "tools" in changes ? changes.tools as TurnState["tools"] : state.tools,
+  unhashed: "unhashed" in changes ? changes.unhashed as TurnState["unhashed"] : state.unhashed
+})
+
 /** Every Thought whose fingerprint is pending, fingerprinted. */
 const fingerprinted = (state: TurnState): TurnState => {
   if (state.unhashed.length === 0) return state
@@ -121,25 +148,25 @@ const fingerprinted = (state: TurnState): TurnState => {
   let next = 0
   const steps = state.steps.map((step) =>
     step.kind === "thought" && step.request_hash === fingerprintPending && next < fingerprints.length
-      ? { ...step, request_hash: fingerprints[next++]! }
+      ? withRequestHash(step, fingerprints[next++]!)
       : step
   )
-  return { ...state, steps, unhashed: [] }
+  return changed(state, { steps, unhashed: none })
 }
 
-export const prompted = (state: TurnState, prompt: Prompt): TurnState => ({
-  ...state,
-  system: prompt.system,
-  messages: prompt.messages,
-  history: historyRecord(prompt.history ?? []),
-  summary: prompt.summary === undefined
-    ? undefined
-    : { text: prompt.summary.text, tainted_by: prompt.summary.taintedBy },
-  // Nothing inherited, again nothing: the turn keeps the taint it has (shared while it is the empty one).
-  taint: prompt.taint.length === 0 && state.taint.inherited.length === 0
-    ? state.taint
-    : { ...state.taint, inherited: prompt.taint }
-})
+export const prompted = (state: TurnState, prompt: Prompt): TurnState =>
+  changed(state, {
+    system: prompt.system,
+    messages: prompt.messages,
+    history: historyRecord(prompt.history ?? []),
+    summary: prompt.summary === undefined
+      ? undefined
+      : { text: prompt.summary.text, tainted_by: prompt.summary.taintedBy },
+    // Nothing inherited, again nothing: the turn keeps the taint it has (shared while it is the empty one).
+    taint: prompt.taint.length === 0 && state.taint.inherited.length === 0
+      ? state.taint
+      : { ...state.taint, inherited: prompt.taint }
+  })
 
 /** Every source that tainted the turn, its own and those it inherited from the history it replayed. */
 export const taintSources = (state: TurnState): ReadonlyArray<string> => [
@@ -163,15 +190,17 @@ const appended = <A>(list: ReadonlyArray<A>, item: A): Array<A> => {
  * A Thought: its step and cost, and the assistant message when it asks for tools. A step whose fingerprint is
  * taken `later` was asked with the turn's system prompt, tools and messages as they stand now.
  */
-export const thought = (state: TurnState, step: ThoughtStep, response: LlmResponse): TurnState => ({
-  ...state,
-  steps: appended(state.steps, step),
-  unhashed: step.request_hash === fingerprintPending ? appended(state.unhashed, state.messages.length) : state.unhashed,
-  costUsd: state.costUsd + step.cost_usd,
-  messages: response.toolCalls.length === 0
-    ? state.messages
-    : appended(state.messages, { role: "assistant", content: response.text, toolCalls: response.toolCalls })
-})
+export const thought = (state: TurnState, step: ThoughtStep, response: LlmResponse): TurnState =>
+  changed(state, {
+    steps: appended(state.steps, step),
+    unhashed: step.request_hash === fingerprintPending
+      ? appended(state.unhashed, state.messages.length)
+      : state.unhashed,
+    costUsd: state.costUsd + step.cost_usd,
+    messages: response.toolCalls.length === 0
+      ? state.messages
+      : appended(state.messages, { role: "assistant", content: response.text, toolCalls: response.toolCalls })
+  })
 
 /** The summary of the session's older turns made on entering this turn: its Thought, or why it failed. */
 export const compacted = (
@@ -181,7 +210,7 @@ export const compacted = (
   const answered = summary.thought._tag === "Answered"
     ? thought(state, summary.thought.step, summary.thought.response)
     : state
-  const next = { ...answered, compaction: summary.record }
+  const next = changed(answered, { compaction: summary.record })
   return summary.failure === null ? next : withMetadata(next, "summary_failed", summary.failure)
 }
 
@@ -195,12 +224,12 @@ export const turnCompacted = (
   const next = summary.thought._tag === "Answered"
     ? thought(before, summary.thought.step, summary.thought.response)
     : before
-  const squeezed = { ...next, messages: summary.messages }
+  const squeezed = changed(next, { messages: summary.messages })
   return summary.failure === null ? squeezed : withMetadata(squeezed, "turn_summary_failed", summary.failure)
 }
 
 export const forcedFrontier = (state: TurnState): TurnState =>
-  state.forceFrontier ? state : { ...state, forceFrontier: true }
+  state.forceFrontier ? state : changed(state, { forceFrontier: true })
 
 export const observed = (state: TurnState, observation: Observation): TurnState => {
   const { suspicion, taint, trusted } = observation
@@ -208,8 +237,7 @@ export const observed = (state: TurnState, observation: Observation): TurnState 
     ...state.metadata,
     trusted_sources: [...((state.metadata.trusted_sources as ReadonlyArray<unknown>) ?? []), trusted]
   }
-  return {
-    ...state,
+  return changed(state, {
     steps: appended(state.steps, observation.step),
     messages: observation.message === undefined ? state.messages : appended(state.messages, observation.message),
     invalidStreak: observation.invalid ? state.invalidStreak + 1 : 0,
@@ -224,29 +252,23 @@ export const observed = (state: TurnState, observation: Observation): TurnState 
       ...metadata,
       injection_suspected: [...((metadata.injection_suspected as ReadonlyArray<unknown>) ?? []), suspicion]
     }
-  }
+  })
 }
 
 /** The path the turn takes now (a later choice, e.g. a fallback to the ReAct loop, replaces it). */
-export const routed = (state: TurnState, path: TurnPath, reason: string): TurnState => ({
-  ...state,
-  route: { path, reason }
-})
+export const routed = (state: TurnState, path: TurnPath, reason: string): TurnState =>
+  changed(state, { route: { path, reason } })
 
 /** Calls a plan proposes: the assistant message the model would have written, so a fallback reads on from it. */
-export const proposed = (state: TurnState, calls: ReadonlyArray<ToolCall>): TurnState => ({
-  ...state,
-  messages: appended(state.messages, { role: "assistant", content: "", toolCalls: calls })
-})
+export const proposed = (state: TurnState, calls: ReadonlyArray<ToolCall>): TurnState =>
+  changed(state, { messages: appended(state.messages, { role: "assistant", content: "", toolCalls: calls }) })
 
-export const withMetadata = (state: TurnState, key: string, value: unknown): TurnState => ({
-  ...state,
-  metadata: { ...state.metadata, [key]: value }
-})
+export const withMetadata = (state: TurnState, key: string, value: unknown): TurnState =>
+  changed(state, { metadata: { ...state.metadata, [key]: value } })
 
 /** The turn's one outcome: the first end wins. */
 export const ended = (state: TurnState, outcome: Outcome, response: string | null): TurnState =>
-  state.end === null ? { ...state, end: { outcome, response } } : state
+  state.end === null ? changed(state, { end: { outcome, response } }) : state
 
 /**
  * The closed trace, every Thought with its request's fingerprint; the ids the turn drew and the budget statuses it
