@@ -141,12 +141,7 @@ export const observe = (
       }).pipe(Effect.catchAll((error) => Effect.logError(`injection_suspected not recorded: ${error.message}`))))
   const rendered = builder.renderToolResult(run.tool, result, executed.finishedAt)
   const observation = (content: string, taint: Taint): Observation => ({
-    step: {
-      ...actionStep(run),
-      exec_result: result,
-      error: result.status === "failed" ? result.content : null,
-      wall_ms: executed.finishedAt - executed.startedAt
-    },
+    step: actionStep(run, result, executed.finishedAt - executed.startedAt),
     message: {
       role: "tool",
       toolCallId: run.call.id,

@@ -4,7 +4,7 @@ import type { AuditError } from "../../domain/Errors.js"
 import type { ActionStep, ApprovalRecord } from "../../domain/ExecutionTrace.js"
 import { isoAt } from "../../domain/Time.js"
 import type { PreparedCall, Tool } from "../../domain/Tool.js"
-import type { ToolCall } from "../../domain/ToolCall.js"
+import type { ToolCall, ToolResult } from "../../domain/ToolCall.js"
 import { Approvals } from "../../services/Approvals.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Policy, type PolicyDecision, type PolicyInput, type Provenance } from "../../services/Policy.js"
@@ -206,37 +206,46 @@ const sameJson = (a: unknown, b: unknown): boolean => {
 const recordedArgs = (call: ToolCall, prepared: PreparedCall): unknown =>
   sameJson(call.args, prepared.args) ? call.args : prepared.args
 
-/** The ActionStep of a call, before any result. */
-export const actionStep = (gate: Gate): ActionStep => {
-  const base: ActionStep = {
+/**
+ * The ActionStep of a call: before any result, or with the `result` of running it and how long that took. One
+ * literal of every field, in the trace's order: a step made by spreading another (this function's own steps once
+ * did) is copied through V8's slow path, several times the time of the literal, and every call makes its step.
+ */
+export const actionStep = (gate: Gate, result?: ToolResult, wallMs = 0): ActionStep => {
+  if (gate._tag === "Invalid") {
+    return {
+      kind: "action",
+      tool_call_id: gate.call.id,
+      tool_name: gate.call.name,
+      args: gate.call.args,
+      validation: gate.validation,
+      validation_error: gate.message,
+      policy_decision: null,
+      policy_reason: null,
+      approval: null,
+      exec_result: null,
+      error: gate.message,
+      wall_ms: 0
+    }
+  }
+  return {
     kind: "action",
     tool_call_id: gate.call.id,
     tool_name: gate.call.name,
-    args: gate.call.args,
+    args: recordedArgs(gate.call, gate.prepared),
     validation: "ok",
     validation_error: null,
-    policy_decision: null,
-    policy_reason: null,
-    approval: null,
-    exec_result: null,
-    error: null,
-    wall_ms: 0
-  }
-  if (gate._tag === "Invalid") {
-    return { ...base, validation: gate.validation, validation_error: gate.message, error: gate.message }
-  }
-  const judged = {
-    ...base,
-    args: recordedArgs(gate.call, gate.prepared),
     policy_decision: gate.decision.verdict,
-    policy_reason: ruleOf(gate.decision),
-    approval: gate.approval
+    policy_reason: gate._tag === "ArgsChanged" ? null : ruleOf(gate.decision),
+    approval: gate.approval,
+    exec_result: result ?? null,
+    error: result !== undefined
+      ? result.status === "failed" ? result.content : null
+      : gate._tag === "AuditFailed"
+      ? `not run: the audit log could not record the decision (${gate.error.message})`
+      : null,
+    wall_ms: wallMs
   }
-  if (gate._tag === "ArgsChanged") return { ...judged, policy_reason: null }
-  if (gate._tag === "AuditFailed") {
-    return { ...judged, error: `not run: the audit log could not record the decision (${gate.error.message})` }
-  }
-  return judged
 }
 
 /** What the model is told about a call that did not run. */
