@@ -146,47 +146,71 @@ export const thinkWith = (
     ? Effect.withSpan(
       Effect.zipRight(
         Effect.annotateCurrentSpan({ "gen_ai.operation.name": "chat", "myclaw.tier": request.tier }),
-        Effect.suspend(() => call(llm, clock, request, recordRequest, fingerprint, true, onAnswered))
+        Effect.suspend(() => call(llm, clock, request, recordRequest, fingerprint, true, onAnswered, succeed))
       ),
       "Turn.thought"
     )
-    : call(llm, clock, request, recordRequest, fingerprint, false, onAnswered)
+    : call(llm, clock, request, recordRequest, fingerprint, false, onAnswered, succeed)
 
-/** The call and its Thought, timed from now; with `traced`, the outcome's attributes on the current span. */
-const call = (
+const succeed = (thought: Thought): Effect.Effect<Thought> => Effect.succeed(thought)
+
+/**
+ * `thinkWith`, its Thought handed to `then` by the very handler that receives the call's outcome: a turn parked
+ * on its model holds one frame less than with a `flatMap` after `thinkWith`, and each Thought is one operation
+ * less. With spans, the same `flatMap`: the Thought's span ends before `then` runs.
+ */
+export const thinkThen = <A, E, R>(
+  llm: Llm["Type"],
+  runtime: StepRuntime,
+  request: LlmRequest,
+  recordRequest: boolean,
+  fingerprint: Fingerprint,
+  onAnswered: OnAnswered | undefined,
+  then: (thought: Thought) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  runtime.traced
+    ? Effect.flatMap(thinkWith(llm, runtime, request, recordRequest, fingerprint, onAnswered), then)
+    : call(llm, runtime.clock, request, recordRequest, fingerprint, false, onAnswered, then)
+
+/**
+ * The call and its Thought, timed from now, handed to `then`; with `traced`, the outcome's attributes on the
+ * current span first.
+ */
+const call = <A, E, R>(
   llm: Llm["Type"],
   clock: Clock.Clock,
   request: LlmRequest,
   recordRequest: boolean,
   fingerprint: Fingerprint,
   traced: boolean,
-  onAnswered: OnAnswered | undefined
-): Effect.Effect<Thought> => {
+  onAnswered: OnAnswered | undefined,
+  then: (thought: Thought) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> => {
   const started = clock.unsafeCurrentTimeMillis()
   // One handler per outcome, the failure told from the cause here: this frame is what a turn parked on its model
   // holds for the call (`matchEffect` would keep two more closures and an object).
   return Effect.matchCauseEffect(llm.generate(request), {
-    onFailure: (cause): Effect.Effect<Thought> => {
+    onFailure: (cause): Effect.Effect<A, E, R> => {
       const failure = failureOf(cause)
       if (failure._tag === "Unexpected") return Effect.failCause(failure.cause)
       const error = failure.error
       const failed = Thought.Failed({ error })
       return traced
-        ? Effect.as(
+        ? Effect.zipRight(
           Effect.annotateCurrentSpan({ "error.type": error._tag === "LlmError" ? error.reason : error._tag }),
-          failed
+          then(failed)
         )
-        : Effect.succeed(failed)
+        : then(failed)
     },
-    onSuccess: (response): Effect.Effect<Thought> => {
+    onSuccess: (response): Effect.Effect<A, E, R> => {
       const answered = Thought.Answered({
         step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest, fingerprint),
         response
       })
       if (onAnswered !== undefined) onAnswered(answered)
       return traced
-        ? Effect.as(Effect.annotateCurrentSpan(responseAttributes(response)), answered)
-        : Effect.succeed(answered)
+        ? Effect.zipRight(Effect.annotateCurrentSpan(responseAttributes(response)), then(answered))
+        : then(answered)
     }
   })
 }

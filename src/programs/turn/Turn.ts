@@ -38,7 +38,7 @@ import {
 } from "./Messages.js"
 import { progressListener, type TurnProgress } from "./Progress.js"
 import { provenanceOf } from "./Provenance.js"
-import { thinkWith, type Thought } from "./Think.js"
+import { thinkThen, type Thought } from "./Think.js"
 import * as TurnState from "./TurnState.js"
 
 type Next = Data.TaggedEnum<{
@@ -388,10 +388,15 @@ const ask = (t: TurnContext, status: BudgetStatus, current: TurnState.TurnState)
   const request = { tier, system: current.system, messages: current.messages, tools: current.tools } as const
   // A paid answer is recorded by the handler that receives it. Fingerprinted when the trace is made (see
   // `TurnState.thought`): a turn waiting on the model holds none.
-  return Effect.flatMap(
-    thinkWith(t.llm, t.runtime, request, t.config.traces.recordRequests, "later", (answered) => {
+  return thinkThen(
+    t.llm,
+    t.runtime,
+    request,
+    t.config.traces.recordRequests,
+    "later",
+    (answered) => {
       t.updateNow((s) => TurnState.thought(s, answered.step, answered.response))
-    }),
+    },
     (thought) =>
       thought._tag === "Answered" && thought.response.toolCalls.length > 0
         ? act(t, thought.response.toolCalls)
