@@ -135,8 +135,13 @@ const leaveTurn = (input: TurnInput, hooks: TurnHooks, entered: Entered) =>
     Effect.zipRight(hooks.ended(input), entered.running.leave(input.sessionId))
   )
 
-/** What a turn is made of when it opens: its input, the services it uses and what it read of its fiber. */
-interface TurnParts {
+/**
+ * What the programs of one turn share: its parts, its state and its identity. Made once per turn; the programs
+ * that run on it (the loop, a step, a batch of calls) are made once, at module level, and so are its methods (on
+ * its prototype): a generator function or a closure made per turn is held by every open conversation (a
+ * generator function costs V8 a prototype and hidden classes of its own each time).
+ */
+class TurnContext {
   readonly input: TurnInput
   readonly traceId: string
   readonly config: AppConfig
@@ -157,29 +162,6 @@ interface TurnParts {
    */
   readonly runtime: StepRuntime
   /** The channel's progress listener, when one watches the turn (set around the whole turn). */
-  readonly listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined
-}
-
-/**
- * What the programs of one turn share: its parts, its state and its identity. Made once per turn; the programs
- * that run on it (the loop, a step, a batch of calls) are made once, at module level, and so are its methods (on
- * its prototype): a generator function or a closure made per turn is held by every open conversation (a
- * generator function costs V8 a prototype and hidden classes of its own each time).
- */
-class TurnContext implements TurnParts {
-  readonly input: TurnInput
-  readonly traceId: string
-  readonly config: AppConfig
-  readonly counting: TokenCounting
-  readonly budget: Budget["Type"]
-  readonly budgetReads: BudgetReadLog
-  readonly registry: ToolRegistry["Type"]
-  readonly promptBuilder: PromptBuilder["Type"]
-  readonly audit: AuditLog["Type"]
-  readonly llm: Llm["Type"]
-  readonly policy: Policy["Type"]
-  readonly sink: TraceSink["Type"]
-  readonly runtime: StepRuntime
   readonly listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined
   readonly identity: {
     readonly traceId: string
@@ -243,6 +225,17 @@ class TurnContext implements TurnParts {
     }
   }
 }
+
+/**
+ * What a turn is made of when it opens: its input, the services it uses and what it read of its fiber (the
+ * context's fields but those it makes itself; its state and methods are not fields).
+ */
+type TurnParts = Omit<
+  {
+    readonly [K in keyof TurnContext as TurnContext[K] extends (...args: never) => unknown ? never : K]: TurnContext[K]
+  },
+  "identity" | "counted" | "state"
+>
 
 /** One call run and recorded, even when the turn is interrupted; `then` once it is recorded. */
 const runOne = <A>(t: TurnContext, run: Run, then: A) => {
