@@ -257,19 +257,8 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
   const from = (call: TierCall, i: number): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
     if (i === call.order.length) return exhausted(call)
     const p = call.order[i]!
-    const next = (error: LlmError | BudgetExceeded): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
-      if (error._tag === "BudgetExceeded") {
-        call.refused ??= error
-        return from(call, i + 1)
-      }
-      call.last = error
-      return Effect.zipRight(
-        recordFailure(p, error),
-        isTransient(error) ? Effect.suspend(() => from(call, i + 1)) : exhausted(call)
-      )
-    }
     // The failure told from the cause here: this frame is what a call parked in flight holds (`matchEffect` would
-    // keep two more closures and an object).
+    // keep two more closures and an object), and what comes after a failure is made only once there is one.
     return Effect.matchCauseEffect(attemptOnce(p, call.request), {
       onSuccess: (response) => answered(call, p, response),
       onFailure: (cause) => {
@@ -280,11 +269,29 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
         return retryable(first)
           ? Effect.matchEffect(retried(p, call, first), {
             onSuccess: (response) => answered(call, p, response),
-            onFailure: next
+            onFailure: (error) => afterFailure(call, i, p, error)
           })
-          : next(first)
+          : afterFailure(call, i, p, first)
       }
     })
+  }
+
+  /** After the `i`th provider failed for good: the next one, or the call's failure. */
+  const afterFailure = (
+    call: TierCall,
+    i: number,
+    p: Provider,
+    error: LlmError | BudgetExceeded
+  ): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
+    if (error._tag === "BudgetExceeded") {
+      call.refused ??= error
+      return from(call, i + 1)
+    }
+    call.last = error
+    return Effect.zipRight(
+      recordFailure(p, error),
+      isTransient(error) ? Effect.suspend(() => from(call, i + 1)) : exhausted(call)
+    )
   }
 
   // The fiber's clock read in the call's one operation: `Effect.clockWith` would make two more closures, which a
