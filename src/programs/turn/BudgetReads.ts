@@ -66,7 +66,8 @@ class RecordingBudget implements BudgetService {
     const read = budgetRead(status)
     const last = this.reads.latest ?? lastReads.get(this.budget)
     const kept = last !== undefined && same(last, read) ? last : read
-    lastReads.set(this.budget, kept)
+    // A new record only: a read that repeats the last one changes nothing to remember.
+    if (kept !== last) lastReads.set(this.budget, kept)
     this.reads.push(kept)
     return status
   }

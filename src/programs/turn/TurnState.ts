@@ -272,7 +272,7 @@ export const ended = (state: TurnState, outcome: Outcome, response: string | nul
 
 /**
  * The closed trace, every Thought with its request's fingerprint; the ids the turn drew and the budget statuses it
- * read, in order (a replay gets them again).
+ * read, in order (a replay gets them again). `budgetReads` is kept as it is given: an array made for the trace.
  */
 export const toTrace = (
   closed: TurnState,
@@ -306,7 +306,7 @@ const traceOf = (
     ids: drawnIds.slice(),
     history: state.history,
     ...(state.summary === undefined ? {} : { summary: state.summary }),
-    budget: budgetReads.slice(),
+    budget: budgetReads,
     ...(state.compaction === undefined ? {} : { compaction: state.compaction })
   },
   ...(state.route === null ? {} : { path: state.route.path, path_reason: state.route.reason })
