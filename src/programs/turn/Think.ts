@@ -110,8 +110,13 @@ const anyThoughtStep = (
   ...(recordRequest ? { request: recordableRequest(request) } : {})
 })
 
-/** Told of an answer as soon as the Llm service returns it, before anything else runs (nothing can interrupt it). */
-export type OnAnswered = (answered: Thought & { readonly _tag: "Answered" }) => void
+/**
+ * Told of an answer as soon as the Llm service returns it, before anything else runs (nothing can interrupt it).
+ * An object with a method rather than a function: the turn is its own recorder, and a step makes no closure for it.
+ */
+export interface OnAnswered {
+  answered(answered: Thought & { readonly _tag: "Answered" }): void
+}
 
 /**
  * One LLM call on the request's tier (the Llm layer times out, retries and fails over within the tier, and
@@ -207,7 +212,7 @@ const call = <A, E, R>(
         step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest, fingerprint),
         response
       })
-      if (onAnswered !== undefined) onAnswered(answered)
+      if (onAnswered !== undefined) onAnswered.answered(answered)
       return traced
         ? Effect.zipRight(Effect.annotateCurrentSpan(responseAttributes(response)), then(answered))
         : then(answered)

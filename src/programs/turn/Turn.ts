@@ -38,7 +38,7 @@ import {
 } from "./Messages.js"
 import { progressListener, type TurnProgress } from "./Progress.js"
 import { provenanceOf } from "./Provenance.js"
-import { thinkThen, type Thought } from "./Think.js"
+import { type OnAnswered, thinkThen, type Thought } from "./Think.js"
 import * as TurnState from "./TurnState.js"
 
 type Next = Data.TaggedEnum<{
@@ -141,7 +141,7 @@ const leaveTurn = (input: TurnInput, hooks: TurnHooks, entered: Entered) =>
  * its prototype): a generator function or a closure made per turn is held by every open conversation (a
  * generator function costs V8 a prototype and hidden classes of its own each time).
  */
-class TurnContext {
+class TurnContext implements OnAnswered {
   readonly input: TurnInput
   readonly traceId: string
   readonly config: AppConfig
@@ -212,6 +212,11 @@ class TurnContext {
   /** Replaces the turn at once, from a continuation that is running already (no operation at all). */
   updateNow(f: (state: TurnState.TurnState) => TurnState.TurnState): void {
     this.turnState = f(this.turnState)
+  }
+
+  /** A paid answer, recorded by the handler that receives it. */
+  answered(answered: Thought & { readonly _tag: "Answered" }): void {
+    this.turnState = TurnState.thought(this.turnState, answered.step, answered.response)
   }
 
   /** What the gate needs of the turn, as it stands now. */
@@ -344,22 +349,32 @@ const actAll = Effect.fnUntraced(function*(t: TurnContext, calls: ReadonlyArray<
   return Next.Continue()
 })
 
+/** What the steps need from their context: what their compactions, calls and conclusions need. */
+type StepServices =
+  | Effect.Effect.Context<NonNullable<ReturnType<typeof compactTurn>>>
+  | Effect.Effect.Context<ReturnType<typeof act>>
+  | Effect.Effect.Context<ReturnType<typeof concluded>>
+
+/** What follows a step, given how it ended: the next step, or the turn's end. */
+type AfterStep = (next: Next) => Effect.Effect<TurnEnd, never, StepServices>
+
 /**
  * One step: the budget read, the turn compacted if it no longer fits, the model asked, then what its answer asks
- * for. A chain of continuations, not a generator: a turn waiting on its model holds one handler here, not a
- * suspended generator with its registers, and a step allocates no generator for its common path.
+ * for, then `after`. A chain of continuations, not a generator: a turn waiting on its model holds the Thought's
+ * handler only (what follows the step is chained once the model has answered), not a suspended generator with its
+ * registers, and a step allocates no generator for its common path.
  */
-const step = (t: TurnContext) => {
+const step = (t: TurnContext, after: AfterStep) => {
   // Told at once when the budget can (no operation); read otherwise.
   const status = t.budget.statusAt?.(t.runtime.clock.unsafeCurrentTimeMillis())
-  return status === undefined ? Effect.flatMap(t.budget.status, (read) => budgeted(t, read)) : budgeted(t, status)
+  return status === undefined
+    ? Effect.flatMap(t.budget.status, (read) => budgeted(t, read, after))
+    : budgeted(t, status, after)
 }
 
 /** The step once the budget's status is known. */
-const budgeted = (t: TurnContext, status: BudgetStatus) => {
-  if (status.level === "hard") {
-    return Effect.succeed(Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) }))
-  }
+const budgeted = (t: TurnContext, status: BudgetStatus, after: AfterStep) => {
+  if (status.level === "hard") return after(Next.End({ outcome: "budget_hit", response: budgetHitMessage(status) }))
   const before = t.current()
   const compaction = compactTurn(before.messages, {
     counting: t.counting,
@@ -367,16 +382,16 @@ const budgeted = (t: TurnContext, status: BudgetStatus) => {
     taintedBy: TurnState.taintSources(before),
     recordRequest: t.config.traces.recordRequests
   }, t.runtime.traced)
-  if (compaction === undefined) return ask(t, status, before)
+  if (compaction === undefined) return ask(t, status, before, after)
   return Effect.flatMap(compaction, (squeezed) => {
-    if (squeezed === null) return ask(t, status, before)
+    if (squeezed === null) return ask(t, status, before, after)
     t.updateNow((current) => TurnState.turnCompacted(current, squeezed))
-    return ask(t, status, t.current())
+    return ask(t, status, t.current(), after)
   })
 }
 
 /** The model asked on the tier the budget allows; tool calls go to `act`, anything else ends the turn. */
-const ask = (t: TurnContext, status: BudgetStatus, current: TurnState.TurnState) => {
+const ask = (t: TurnContext, status: BudgetStatus, current: TurnState.TurnState, after: AfterStep) => {
   const tier = status.level === "soft" && !current.forceFrontier ? "local-fast" : "frontier"
   const request = { tier, system: current.system, messages: current.messages, tools: current.tools } as const
   // A paid answer is recorded by the handler that receives it. Fingerprinted when the trace is made (see
@@ -387,13 +402,14 @@ const ask = (t: TurnContext, status: BudgetStatus, current: TurnState.TurnState)
     request,
     t.config.traces.recordRequests,
     "later",
-    (answered) => {
-      t.updateNow((s) => TurnState.thought(s, answered.step, answered.response))
-    },
+    t,
     (thought) =>
-      thought._tag === "Answered" && thought.response.toolCalls.length > 0
-        ? act(t, thought.response.toolCalls)
-        : concluded(t, thought)
+      Effect.flatMap(
+        thought._tag === "Answered" && thought.response.toolCalls.length > 0
+          ? act(t, thought.response.toolCalls)
+          : concluded(t, thought),
+        after
+      )
   )
 }
 
@@ -496,8 +512,6 @@ const readyForSteps = (listener: ((progress: TurnProgress) => Effect.Effect<void
   listener
 })
 
-type Step = ReturnType<typeof step>
-
 /**
  * Step after step until one ends the turn, at most `maxSteps`: each step is the continuation of the last, not an
  * iteration of a suspended generator (a parked turn holds no frame here).
@@ -506,14 +520,14 @@ const steps = (
   t: TurnContext,
   listener: ((progress: TurnProgress) => Effect.Effect<void>) | undefined,
   n: number
-): Effect.Effect<TurnEnd, Effect.Effect.Error<Step>, Effect.Effect.Context<Step>> => {
+): Effect.Effect<TurnEnd, never, StepServices> => {
   const { maxSteps } = t.config
   if (n >= maxSteps) return Effect.succeed({ outcome: "timeout_steps", response: stepsExhaustedMessage(maxSteps) })
+  const after: AfterStep = (next) => next._tag === "End" ? Effect.succeed(next) : steps(t, listener, n + 1)
   // Made where it runs: the step reads the budget as it is made, after the progress report.
-  const next = listener === undefined
-    ? step(t)
-    : Effect.zipRight(listener({ _tag: "Step", step: n + 1, maxSteps }), Effect.suspend(() => step(t)))
-  return Effect.flatMap(next, (result) => result._tag === "End" ? Effect.succeed(result) : steps(t, listener, n + 1))
+  return listener === undefined
+    ? step(t, after)
+    : Effect.zipRight(listener({ _tag: "Step", step: n + 1, maxSteps }), Effect.suspend(() => step(t, after)))
 }
 
 const loop = (t: TurnContext) =>
