@@ -17,10 +17,30 @@ export class IdGenerator extends Context.Tag("myclaw/IdGenerator")<IdGenerator, 
 }>() {}
 
 /**
- * Where the ids drawn by the current turn go, in order (the turn sets it; fibers it forks share the same log):
- * its trace records them so that a replay draws the same ones.
+ * The ids one turn drew, in order. Its array is made by the first one, of that one: most turns draw a single id
+ * (their trace's), and an array grown from empty takes room for seventeen, which an open turn would hold.
  */
-export const DrawnIds = FiberRef.unsafeMake<Array<DrawnId> | null>(null)
+export class DrawnLog {
+  private drawn: Array<DrawnId> | undefined = undefined
+
+  push(id: DrawnId): void {
+    if (this.drawn === undefined) this.drawn = [id]
+    else this.drawn.push(id)
+  }
+
+  /** The ids drawn so far, in order (the log's own array: a reader that keeps them copies them). */
+  all(): ReadonlyArray<DrawnId> {
+    return this.drawn ?? none
+  }
+}
+
+const none: ReadonlyArray<DrawnId> = Object.freeze([])
+
+/**
+ * Where the ids drawn by the current turn go (the turn sets it; fibers it forks share the same log): its trace
+ * records them so that a replay draws the same ones.
+ */
+export const DrawnIds = FiberRef.unsafeMake<DrawnLog | null>(null)
 
 /** Every IdGenerator passes each id it hands out through here. */
 export const logDrawn = (kind: IdKind, id: string): Effect.Effect<string> =>

@@ -1,14 +1,14 @@
 import { Cause, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Schema } from "effect"
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
-import type { ActionStep, DrawnId, Outcome } from "../../domain/ExecutionTrace.js"
+import type { ActionStep, Outcome } from "../../domain/ExecutionTrace.js"
 import type { MessagesFold } from "../../domain/MessagesFold.js"
 import { messagesChars, type TokenCounting, tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Budget, type BudgetStatus } from "../../services/Budget.js"
-import { DrawnIds, IdGenerator } from "../../services/IdGenerator.js"
+import { DrawnIds, DrawnLog, IdGenerator } from "../../services/IdGenerator.js"
 import { Llm } from "../../services/Llm.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Policy } from "../../services/Policy.js"
@@ -118,7 +118,7 @@ const enterTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks
   yield* hooks.started(input)
   const drawnBefore = yield* FiberRef.get(DrawnIds)
   const annotationsBefore = yield* FiberRef.get(FiberRef.currentLogAnnotations)
-  const drawn: Array<DrawnId> = []
+  const drawn = new DrawnLog()
   yield* FiberRef.set(DrawnIds, drawn)
   return { running, drawnBefore, annotationsBefore, drawn }
 })
@@ -599,13 +599,13 @@ const endOf = (exit: Exit.Exit<TurnEnd, unknown>) => (current: TurnState.TurnSta
  */
 const finishTurn = (
   t: TurnContext,
-  drawn: Array<DrawnId>,
+  drawn: DrawnLog,
   exit: Exit.Exit<TurnEnd, unknown>
 ) => {
   t.updateNow(endOf(exit))
   const closed = t.current()
   const close = () => {
-    const trace = TurnState.toTrace(closed, t.runtime.clock.unsafeCurrentTimeMillis(), drawn, t.budgetReads.all())
+    const trace = TurnState.toTrace(closed, t.runtime.clock.unsafeCurrentTimeMillis(), drawn.all(), t.budgetReads.all())
     return Effect.as(t.sink.close(trace), trace)
   }
   // The trace's end is read once the plan is kept.
