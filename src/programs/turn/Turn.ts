@@ -1,4 +1,4 @@
-import { Cause, Context, Data, Effect, Exit, Fiber, FiberRef, HashMap, Schema } from "effect"
+import { Cause, Context, Data, Effect, Effectable, Exit, Fiber, FiberRef, HashMap, Schema } from "effect"
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, Outcome } from "../../domain/ExecutionTrace.js"
@@ -81,9 +81,17 @@ type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, 
  * once that is drawn its logs carry it and the session id. Both are put back when the turn ends, however it ends.
  * Only the loop is interruptible. One region where two `Effect.locally` would open two more, kept open while the
  * turn waits for its model: a parked conversation holds all of them.
+ *
+ * What `Effect.uninterruptibleMask` does (the loop restored to the interruptibility the turn was called with),
+ * holding less while the turn runs: the region keeps the effect it opened with, here an object of three fields
+ * rather than the mask's two effects, two closures and their contexts.
  */
 const turn = (input: TurnInput, hooks: TurnHooks) =>
-  Effect.uninterruptibleMask((restore) => settledTurn(input, hooks, restore))
+  Effect.checkInterruptible((interruptible) =>
+    Effect.uninterruptible(
+      new SettledTurn(input, hooks, interruptible ? Effect.interruptible : Effect.uninterruptible)
+    )
+  )
 
 /**
  * The turn between its setting up and its putting back, which runs however the turn ends: opened, its loop run
@@ -103,13 +111,28 @@ const settledTurn = (input: TurnInput, hooks: TurnHooks, restore: Restore) =>
       onFailure: (cause) => Effect.zipRight(leaveTurn(input, hooks, entered), Effect.failCause(cause)),
       onSuccess: (t) =>
         // Built inside the restored region: the region's frame keeps the effect it restored while the turn waits,
-        // and a suspension is smaller than the loop's first steps already run.
-        Effect.matchCauseEffect(restore(Effect.suspend(() => loop(t))), {
+        // and an object that makes the loop when it runs is smaller than the loop's first steps already run.
+        Effect.matchCauseEffect(restore(new Looping(t)), {
           onSuccess: (end) => left(finishTurn(t, entered.drawn, Exit.succeed(end))),
           onFailure: (cause) => left(finishTurn(t, entered.drawn, Exit.failCause(cause)))
         })
     })
   })
+
+/** `settledTurn` as an effect of its own, run when it is run. */
+class SettledTurn extends Effectable.Class<
+  Effect.Effect.Success<ReturnType<typeof settledTurn>>,
+  Effect.Effect.Error<ReturnType<typeof settledTurn>>,
+  Effect.Effect.Context<ReturnType<typeof settledTurn>>
+> {
+  constructor(readonly input: TurnInput, readonly hooks: TurnHooks, readonly restore: Restore) {
+    super()
+  }
+
+  commit() {
+    return settledTurn(this.input, this.hooks, this.restore)
+  }
+}
 
 /** Known as running (what `/stop` interrupts) from here to its end; its ids drawn into a log of its own. */
 const enterTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks) {
@@ -535,6 +558,21 @@ const loop = (t: TurnContext) =>
     prepare(t),
     (prepared) => prepared._tag === "Ended" ? Effect.succeed(prepared.end) : steps(t, prepared.listener, 0)
   )
+
+/** The turn's loop, made when it runs (a suspension would hold an effect and a closure for it). */
+class Looping extends Effectable.Class<
+  Effect.Effect.Success<ReturnType<typeof loop>>,
+  Effect.Effect.Error<ReturnType<typeof loop>>,
+  Effect.Effect.Context<ReturnType<typeof loop>>
+> {
+  constructor(readonly t: TurnContext) {
+    super()
+  }
+
+  commit() {
+    return loop(this.t)
+  }
+}
 
 /** The turn's services, its trace id (its logs annotated with it) and its first state. */
 const openTurn = Effect.fnUntraced(function*(

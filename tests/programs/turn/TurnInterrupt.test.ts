@@ -199,3 +199,28 @@ describe("tools written as async functions in a turn", () => {
       script: [{ toolCalls: [{ name: "read_slowly", args: {} }] }, { text: "gave up" }]
     }))))
 })
+
+describe("a turn run where interruption is off", () => {
+  const started = Effect.runSync(Deferred.make<void>())
+  it.scoped("keeps it off in its loop: asked to stop, it runs to its end", () =>
+    Effect.gen(function*() {
+      const agent = yield* AgentRuntime
+      const turn = yield* Effect.fork(
+        Effect.uninterruptible(agent.handle({ userMessage: "read it", sessionId: "s", channel: "cli:me" }))
+      )
+      yield* Deferred.await(started)
+      yield* Fiber.interruptFork(turn)
+      yield* TestClock.adjust("10 seconds")
+      const exit = yield* Fiber.await(turn)
+      const [trace] = yield* (yield* RecordedTraces).all
+      assert.strictEqual(trace?.outcome, "success")
+      assert.strictEqual(trace?.final_response, "done")
+      const steps = actions(trace?.steps ?? [])
+      assert.deepStrictEqual(steps.map((step) => step.exec_result?.content), ["late"])
+      // The interruption is the caller's to act on once the region ends.
+      assert.isTrue(exit._tag === "Failure")
+    }).pipe(Effect.provide(TestLayer({
+      tools: [slowRead("read", started)],
+      script: [{ toolCalls: [{ name: "read", args: {} }] }, { text: "done" }]
+    }))))
+})
