@@ -5,7 +5,7 @@ import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import type { RequestMismatch } from "../../domain/ReplayProbe.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { SUMMARISER_BLOCK } from "../../programs/turn/Compact.js"
-import { Llm } from "../../services/Llm.js"
+import { generateThenOf, Llm } from "../../services/Llm.js"
 import { currentReplay, type ReplaySession } from "../../services/Replaying.js"
 
 const decodeFailure = Schema.decodeUnknownEither(Schema.Union(LlmError, BudgetExceeded))
@@ -54,44 +54,48 @@ const mismatchOf = (
  * the recording fails as a bad response. The summary call that failed on entering the recorded turn (it left no
  * Thought) fails with the recorded error. No provider is called and nothing is spent.
  */
+const replayed = (request: LlmRequest) =>
+  Effect.flatMap(currentReplay, (session): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
+    const { probe, recorded, thoughts } = session
+    // The session's summary is the turn's first call: one that failed when recorded fails the same way.
+    if (session.compactionFailure !== undefined && request.system[0]?.name === SUMMARISER_BLOCK) {
+      const failure = decodeFailure(session.compactionFailure)
+      session.compactionFailure = undefined
+      return Effect.fail(
+        Either.isRight(failure) ? failure.right : new LlmError({
+          reason: "BadResponse",
+          provider: "replay",
+          message: "the recorded failure of the summary call cannot be read"
+        })
+      )
+    }
+    const index = session.nextThought++
+    const step = thoughts[index]
+    if (step === undefined) {
+      const failure = recorded.metadata.error === undefined ? undefined : decodeFailure(recorded.metadata.error)
+      if (index === thoughts.length && failure !== undefined && Either.isRight(failure)) {
+        return Effect.fail(failure.right)
+      }
+      probe.extraThoughts++
+      return Effect.fail(
+        new LlmError({
+          reason: "BadResponse",
+          provider: "replay",
+          message: `the recording has ${thoughts.length} Thoughts; the replay asked for Thought ${index + 1}`
+        })
+      )
+    }
+    const mismatch = mismatchOf(index, step, request, session)
+    if (mismatch !== undefined) probe.requests.push(mismatch)
+    return Effect.succeed(responseOf(step))
+  })
+
+/** The model of a replay, as above. */
 export const LlmReplay = Layer.succeed(
   Llm,
   Llm.of({
-    generate: (request: LlmRequest) =>
-      Effect.flatMap(currentReplay, (session): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
-        const { probe, recorded, thoughts } = session
-        // The session's summary is the turn's first call: one that failed when recorded fails the same way.
-        if (session.compactionFailure !== undefined && request.system[0]?.name === SUMMARISER_BLOCK) {
-          const failure = decodeFailure(session.compactionFailure)
-          session.compactionFailure = undefined
-          return Effect.fail(
-            Either.isRight(failure) ? failure.right : new LlmError({
-              reason: "BadResponse",
-              provider: "replay",
-              message: "the recorded failure of the summary call cannot be read"
-            })
-          )
-        }
-        const index = session.nextThought++
-        const step = thoughts[index]
-        if (step === undefined) {
-          const failure = recorded.metadata.error === undefined ? undefined : decodeFailure(recorded.metadata.error)
-          if (index === thoughts.length && failure !== undefined && Either.isRight(failure)) {
-            return Effect.fail(failure.right)
-          }
-          probe.extraThoughts++
-          return Effect.fail(
-            new LlmError({
-              reason: "BadResponse",
-              provider: "replay",
-              message: `the recording has ${thoughts.length} Thoughts; the replay asked for Thought ${index + 1}`
-            })
-          )
-        }
-        const mismatch = mismatchOf(index, step, request, session)
-        if (mismatch !== undefined) probe.requests.push(mismatch)
-        return Effect.succeed(responseOf(step))
-      }),
+    generate: replayed,
+    generateThen: generateThenOf(replayed),
     providers: [],
     health: Effect.succeed([])
   })

@@ -1,4 +1,4 @@
-import { Cause, Clock, Context, Duration, Effect, Schedule } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Schedule } from "effect"
 import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
 import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
@@ -7,7 +7,7 @@ import { withShippedPrices } from "../../domain/ShippedPrices.js"
 import { failureOf } from "../../programs/Failure.js"
 import { timeoutFail } from "../../programs/Timeout.js"
 import type { Budget } from "../../services/Budget.js"
-import { Llm, type ProviderHealth } from "../../services/Llm.js"
+import { Llm, type LlmOutcome, type ProviderHealth } from "../../services/Llm.js"
 import { makePricing } from "./Pricing.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
 
@@ -75,6 +75,9 @@ const retrySchedule = (retries: TierSettings["retries"]) =>
 
 const otherTier: Record<Tier, Tier> = { frontier: "local-fast", "local-fast": "frontier" }
 
+/** A call's outcome as the effect it is: what `generate` hands it to. */
+const handOn = (outcome: LlmOutcome): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => outcome
+
 /** The failed attempts of every answer that came at the first try: one array for all of them, never written. */
 const noFailures: ReadonlyArray<FailedAttempt> = Object.freeze([])
 
@@ -87,9 +90,9 @@ interface State {
 
 /**
  * One model call on a tier, as its providers are tried: what failed so far (the shared empty array until the
- * first failure), the last provider error and the budget's first refusal.
+ * first failure), the last provider error and the budget's first refusal; what its outcome is handed to.
  */
-class TierCall {
+class TierCall<A, E, R> {
   failed: ReadonlyArray<FailedAttempt> = noFailures
   last: LlmError | undefined = undefined
   refused: BudgetExceeded | undefined = undefined
@@ -97,7 +100,8 @@ class TierCall {
     readonly order: ReadonlyArray<Provider>,
     readonly request: LlmRequest,
     readonly tier: Tier,
-    readonly clock: Clock.Clock
+    readonly clock: Clock.Clock,
+    readonly then: (outcome: LlmOutcome) => Effect.Effect<A, E, R>
   ) {}
 
   record(p: Provider, error: LlmError | BudgetExceeded): void {
@@ -108,9 +112,13 @@ class TierCall {
   }
 }
 
-/** The Llm of the tiers, failing with `E`: without a budget, nothing refuses a call. */
-export type TiersLlm<E> = Omit<Llm["Type"], "generate"> & {
-  readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, E>
+/** The Llm of the tiers, failing with `Err`: without a budget, nothing refuses a call. */
+export type TiersLlm<Err> = Omit<Llm["Type"], "generate" | "generateThen"> & {
+  readonly generate: (request: LlmRequest) => Effect.Effect<LlmResponse, Err>
+  readonly generateThen: <A, E, R>(
+    request: LlmRequest,
+    then: (outcome: LlmOutcome<Err>) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E, R>
 }
 
 /**
@@ -184,7 +192,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
    * The retries of one provider after its first failure: the retry schedule starts there (its first input is
    * that failure, as if it had run from the start), and every failed attempt is recorded.
    */
-  const retried = (p: Provider, call: TierCall, first: LlmError | BudgetExceeded) => {
+  const retried = <A, E, R>(p: Provider, call: TierCall<A, E, R>, first: LlmError | BudgetExceeded) => {
     const attempt = Effect.tapError(attemptOnce(p, call.request), (error) => Effect.sync(() => call.record(p, error)))
     let replayed = false
     return Effect.retry(
@@ -207,8 +215,11 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
       }
     })
 
-  /** The answer of `p`, which clears its failures. */
-  const answered = (call: TierCall, p: Provider, response: ProviderResponse) => {
+  /**
+   * The answer of `p`, which clears its failures, handed on here: the caller receives it in this handler, before
+   * any warning is logged (its continuation runs after them).
+   */
+  const answered = <A, E, R>(call: TierCall<A, E, R>, p: Provider, response: ProviderResponse) => {
     const state = stateOf(p)
     state.failures = 0
     state.cooldownUntil = 0
@@ -227,17 +238,18 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
       finishReason: response.finishReason,
       costUsd: pricing.usd(response.model, response.usage)
     }
+    const handed = call.then(Exit.succeed(answer))
     const warning = pricing.unpricedWarning(response.model, response.usage)
     const done = failed.length === 0
-      ? Effect.succeed(answer)
-      : Effect.as(Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`), answer)
+      ? handed
+      : Effect.zipRight(Effect.logWarning(`${p.name} answered after ${failed.length} failed attempts`), handed)
     return warning === undefined ? done : Effect.zipRight(warning, done)
   }
 
   /** No provider answered. Only when none was called at all is the budget the reason the call failed. */
-  const exhausted = (call: TierCall): Effect.Effect<never, LlmError | BudgetExceeded> => {
+  const exhausted = <A, E, R>(call: TierCall<A, E, R>): LlmOutcome => {
     const { failed, last } = call
-    return last === undefined ? Effect.fail(call.refused!) : Effect.fail(
+    return last === undefined ? Exit.fail(call.refused!) : Exit.fail(
       new LlmError({
         reason: last.reason,
         provider: last.provider,
@@ -254,8 +266,8 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
    * the next (it is about that provider's price, not its health); a failure is recorded and, when transient,
    * moves on too. A call answered at the first try waits behind one handler here (a parked call holds its frames).
    */
-  const from = (call: TierCall, i: number): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
-    if (i === call.order.length) return exhausted(call)
+  const from = <A, E, R>(call: TierCall<A, E, R>, i: number): Effect.Effect<A, E, R> => {
+    if (i === call.order.length) return call.then(exhausted(call))
     const p = call.order[i]!
     // The failure told from the cause here: this frame is what a call parked in flight holds (`matchEffect` would
     // keep two more closures and an object), and what comes after a failure is made only once there is one.
@@ -263,13 +275,18 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
       onSuccess: (response) => answered(call, p, response),
       onFailure: (cause) => {
         const failure = failureOf(cause)
-        if (failure._tag === "Unexpected") return Effect.failCause(failure.cause)
+        if (failure._tag === "Unexpected") return call.then(Exit.failCause(failure.cause))
         const first = failure.error
         call.record(p, first)
         return retryable(first)
-          ? Effect.matchEffect(retried(p, call, first), {
+          ? Effect.matchCauseEffect(retried(p, call, first), {
             onSuccess: (response) => answered(call, p, response),
-            onFailure: (error) => afterFailure(call, i, p, error)
+            onFailure: (cause) => {
+              const retry = failureOf(cause)
+              return retry._tag === "Unexpected"
+                ? call.then(Exit.failCause(retry.cause))
+                : afterFailure(call, i, p, retry.error)
+            }
           })
           : afterFailure(call, i, p, first)
       }
@@ -277,12 +294,12 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
   }
 
   /** After the `i`th provider failed for good: the next one, or the call's failure. */
-  const afterFailure = (
-    call: TierCall,
+  const afterFailure = <A, E, R>(
+    call: TierCall<A, E, R>,
     i: number,
     p: Provider,
     error: LlmError | BudgetExceeded
-  ): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
+  ): Effect.Effect<A, E, R> => {
     if (error._tag === "BudgetExceeded") {
       call.refused ??= error
       return from(call, i + 1)
@@ -290,14 +307,19 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
     call.last = error
     return Effect.zipRight(
       recordFailure(p, error),
-      isTransient(error) ? Effect.suspend(() => from(call, i + 1)) : exhausted(call)
+      isTransient(error) ? Effect.suspend(() => from(call, i + 1)) : call.then(exhausted(call))
     )
   }
 
   // The fiber's clock read in the call's one operation: `Effect.clockWith` would make two more closures, which a
   // call parked in flight keeps (the Thought's frame holds the effect it runs).
-  const inTier = (list: ReadonlyArray<Provider>, request: LlmRequest, tier: Tier) =>
-    Effect.withFiberRuntime<LlmResponse, LlmError | BudgetExceeded>((fiber) => {
+  const inTier = <A, E, R>(
+    list: ReadonlyArray<Provider>,
+    request: LlmRequest,
+    tier: Tier,
+    then: (outcome: LlmOutcome) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.withFiberRuntime<A, E, R>((fiber) => {
       const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
       const now = clock.unsafeCurrentTimeMillis()
       // Mostly every provider is ready: the tier's own list, in its order (a parked call holds no copy of it).
@@ -306,22 +328,30 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
         ...list.filter((p) => stateOf(p).cooldownUntil > now)
           .sort((a, b) => stateOf(a).cooldownUntil - stateOf(b).cooldownUntil)
       ]
-      return from(new TierCall(order, request, tier, clock), 0)
+      return from(new TierCall(order, request, tier, clock, then), 0)
     })
 
-  const generate = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => {
+  const generateThen = <A, E, R>(
+    request: LlmRequest,
+    then: (outcome: LlmOutcome) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E, R> => {
     const own = tiers[request.tier]
-    if (own.length > 0) return inTier(own, request, request.tier)
+    if (own.length > 0) return inTier(own, request, request.tier, then)
     const borrowed = otherTier[request.tier]
-    if (tiers[borrowed].length > 0) return inTier(tiers[borrowed], request, borrowed)
-    return Effect.fail(
-      new LlmError({
-        reason: "NotConfigured",
-        provider: "none",
-        message: `no LLM provider is configured: add one under "tiers" in ${settings.configFile}`
-      })
+    if (tiers[borrowed].length > 0) return inTier(tiers[borrowed], request, borrowed, then)
+    return Effect.suspend(() =>
+      then(Exit.fail(
+        new LlmError({
+          reason: "NotConfigured",
+          provider: "none",
+          message: `no LLM provider is configured: add one under "tiers" in ${settings.configFile}`
+        })
+      ))
     )
   }
+
+  const generate = (request: LlmRequest): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> =>
+    generateThen(request, handOn)
 
   const health = Effect.sync((): ReadonlyArray<ProviderHealth> =>
     entries.map(({ p, tier }) => {
@@ -339,6 +369,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
 
   return Llm.of({
     generate,
+    generateThen,
     providers: entries.map(({ p, tier }) => ({ tier, provider: p.name, model: p.model })),
     health
   })

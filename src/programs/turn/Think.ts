@@ -192,11 +192,11 @@ const call = <A, E, R>(
   then: (thought: Thought) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> => {
   const started = clock.unsafeCurrentTimeMillis()
-  // One handler per outcome, the failure told from the cause here: this frame is what a turn parked on its model
-  // holds for the call (`matchEffect` would keep two more closures and an object).
-  return Effect.matchCauseEffect(llm.generate(request), {
-    onFailure: (cause): Effect.Effect<A, E, R> => {
-      const failure = failureOf(cause)
+  // The outcome is received by the Llm's own handler, and the failure told from the cause here: a turn parked on
+  // its model holds this one closure for the call, not a handler of its own.
+  return llm.generateThen(request, (outcome): Effect.Effect<A, E, R> => {
+    if (outcome._tag === "Failure") {
+      const failure = failureOf(outcome.cause)
       if (failure._tag === "Unexpected") return Effect.failCause(failure.cause)
       const error = failure.error
       const failed = Thought.Failed({ error })
@@ -206,17 +206,16 @@ const call = <A, E, R>(
           then(failed)
         )
         : then(failed)
-    },
-    onSuccess: (response): Effect.Effect<A, E, R> => {
-      const answered = Thought.Answered({
-        step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest, fingerprint),
-        response
-      })
-      if (onAnswered !== undefined) onAnswered.answered(answered)
-      return traced
-        ? Effect.zipRight(Effect.annotateCurrentSpan(responseAttributes(response)), then(answered))
-        : then(answered)
     }
+    const response = outcome.value
+    const answered = Thought.Answered({
+      step: thoughtStep(response, clock.unsafeCurrentTimeMillis() - started, request, recordRequest, fingerprint),
+      response
+    })
+    if (onAnswered !== undefined) onAnswered.answered(answered)
+    return traced
+      ? Effect.zipRight(Effect.annotateCurrentSpan(responseAttributes(response)), then(answered))
+      : then(answered)
   })
 }
 
