@@ -16,6 +16,7 @@ import { PromptBuilder } from "../../services/PromptBuilder.js"
 import { RunningTurns } from "../../services/RunningTurns.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { TraceSink } from "../../services/TraceSink.js"
+import { type Restore, uninterruptibleRegion } from "../Regions.js"
 import { decide, ruleCommand } from "../rules/Rules.js"
 import { servicesAndRuntime, type StepRuntime } from "../Services.js"
 import { withSpanWhenTraced } from "../Spans.js"
@@ -73,25 +74,16 @@ export interface TurnHooks {
 
 const noHooks: TurnHooks = { started: () => Effect.void, ended: () => Effect.void }
 
-type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-
 /**
  * The turn in one uninterruptible region, with its fiber-local settings: the ids it draws (prompt wrappers,
  * approvals, budget reservations, wherever they are drawn) go to its own log from the first one, the trace id;
  * once that is drawn its logs carry it and the session id. Both are put back when the turn ends, however it ends.
  * Only the loop is interruptible. One region where two `Effect.locally` would open two more, kept open while the
  * turn waits for its model: a parked conversation holds all of them.
- *
- * What `Effect.uninterruptibleMask` does (the loop restored to the interruptibility the turn was called with),
- * holding less while the turn runs: the region keeps the effect it opened with, here an object of three fields
- * rather than the mask's two effects, two closures and their contexts.
+ * The region keeps what it opened with while the turn waits: an object of three fields.
  */
 const turn = (input: TurnInput, hooks: TurnHooks) =>
-  Effect.checkInterruptible((interruptible) =>
-    Effect.uninterruptible(
-      new SettledTurn(input, hooks, interruptible ? Effect.interruptible : Effect.uninterruptible)
-    )
-  )
+  uninterruptibleRegion((restore) => new SettledTurn(input, hooks, restore))
 
 /**
  * The turn between its setting up and its putting back, which runs however the turn ends: opened, its loop run
