@@ -1,14 +1,15 @@
-import { Cause, Clock, Context, Duration, Effect, Exit, Schedule } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Effectable, Exit, Schedule } from "effect"
 import type { AppConfig, ModelPrice } from "../../domain/AppConfig.js"
 import { type BudgetExceeded, budgetExceededMessage, isTransient, LlmError, llmTimeout } from "../../domain/Errors.js"
 import type { FailedAttempt, Tier } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
 import { withShippedPrices } from "../../domain/ShippedPrices.js"
 import { failureOf } from "../../programs/Failure.js"
+import { type Restore, uninterruptibleRegion } from "../../programs/Regions.js"
 import { timeoutFail } from "../../programs/Timeout.js"
 import type { Budget } from "../../services/Budget.js"
 import { Llm, type LlmOutcome, type ProviderHealth } from "../../services/Llm.js"
-import { makePricing } from "./Pricing.js"
+import { makePricing, type Pricing } from "./Pricing.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
 
 export type TierProviders = Readonly<Record<Tier, ReadonlyArray<Provider>>>
@@ -74,6 +75,87 @@ const retrySchedule = (retries: TierSettings["retries"]) =>
   )
 
 const otherTier: Record<Tier, Tier> = { frontier: "local-fast", "local-fast": "frontier" }
+
+/**
+ * Attempts that first reserve their maximum cost in `budget`. Every reservation ends: settled at the real cost,
+ * at 0 when the call failed or was never sent, and at its maximum when the call was interrupted in flight (the
+ * provider may have billed it). The reservation, the outcome's handling and the settling are one uninterruptible
+ * region; the call alone is given back the caller's interruptibility. Each part is an object of the attempt's
+ * fields whose `commit` makes it as it runs: a call parked in flight holds the attempt (the tier's handler keeps
+ * it), the region and the handler of the call's outcome, each with what it was opened with, and no closure made
+ * to open them.
+ */
+const budgetedAttempts = (
+  budget: Budget["Type"],
+  pricing: Pricing,
+  call: (p: Provider, request: LlmRequest) => Effect.Effect<ProviderResponse, LlmError>
+) => {
+  class Attempt extends Effectable.Class<ProviderResponse, LlmError | BudgetExceeded> {
+    sent = false
+    constructor(readonly p: Provider, readonly request: LlmRequest) {
+      super()
+    }
+
+    commit() {
+      return uninterruptibleRegion((restore) => new Reserved(this, restore))
+    }
+  }
+
+  /** The attempt's region: its cost reserved, its call made, its outcome settled. */
+  class Reserved extends Effectable.Class<ProviderResponse, LlmError | BudgetExceeded> {
+    constructor(readonly attempt: Attempt, readonly restore: Restore) {
+      super()
+    }
+
+    commit() {
+      const { attempt } = this
+      const { p, request } = attempt
+      const priced = pricing.priceOf(p.model) !== undefined
+      return Effect.flatMap(
+        budget.reserve({
+          model: p.model,
+          inputTokens: priced ? estimateInputTokens(request) : 0,
+          maxOutputTokens: request.maxTokens ?? p.maxOutputTokens ?? DEFAULT_MAX_OUTPUT
+        }),
+        // Already uninterruptible here: the outcome is handled in this region (`Effect.onExit` would open
+        // another), by one handler.
+        (reservation) =>
+          Effect.matchCauseEffect(this.restore(new Sending(attempt)), {
+            onSuccess: (response) => {
+              const settled = Effect.as(
+                budget.settle(reservation, pricing.usd(response.model, response.usage)),
+                response
+              )
+              const warning = pricing.unpricedWarning(response.model, response.usage)
+              return warning === undefined ? settled : Effect.zipRight(warning, settled)
+            },
+            onFailure: (cause) =>
+              Effect.zipRight(
+                attempt.sent && Cause.isInterrupted(cause)
+                  ? budget.abandon(reservation)
+                  : budget.settle(reservation, 0),
+                Effect.failCause(cause)
+              )
+          })
+      )
+    }
+  }
+
+  /** The attempt's call, made once its cost is reserved: the attempt is sent as it starts. */
+  class Sending extends Effectable.Class<ProviderResponse, LlmError> {
+    constructor(readonly attempt: Attempt) {
+      super()
+    }
+
+    commit() {
+      this.attempt.sent = true
+      return call(this.attempt.p, this.attempt.request)
+    }
+  }
+
+  return (p: Provider, request: LlmRequest): Effect.Effect<ProviderResponse, LlmError | BudgetExceeded> =>
+    new Attempt(p, request)
+}
 
 /** A call's outcome as the effect it is: what `generate` hands it to. */
 const handOn = (outcome: LlmOutcome): Effect.Effect<LlmResponse, LlmError | BudgetExceeded> => outcome
@@ -145,48 +227,7 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
         llmTimeout(p.name, settings.timeoutMs))
 
   /** With a budget, each attempt first reserves its maximum cost and settles the real one after. */
-  const attemptOnce = (
-    p: Provider,
-    request: LlmRequest
-  ): Effect.Effect<ProviderResponse, LlmError | BudgetExceeded> => {
-    if (budget === undefined) return call(p, request)
-    const priced = pricing.priceOf(p.model) !== undefined
-    // Every reservation ends: settled at the real cost, at 0 when the call failed or was never sent, and at its
-    // maximum when the call was interrupted in flight (the provider may have billed it).
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(
-        budget.reserve({
-          model: p.model,
-          inputTokens: priced ? estimateInputTokens(request) : 0,
-          maxOutputTokens: request.maxTokens ?? p.maxOutputTokens ?? DEFAULT_MAX_OUTPUT
-        }),
-        (reservation) => {
-          let sent = false
-          const sending = restore(Effect.suspend(() => {
-            sent = true
-            return call(p, request)
-          }))
-          // Already uninterruptible here: the outcome is handled in this region (`Effect.onExit` would open
-          // another), by one handler (a call parked in flight holds one frame for it).
-          return Effect.matchCauseEffect(sending, {
-            onSuccess: (response) => {
-              const settled = Effect.as(
-                budget.settle(reservation, pricing.usd(response.model, response.usage)),
-                response
-              )
-              const warning = pricing.unpricedWarning(response.model, response.usage)
-              return warning === undefined ? settled : Effect.zipRight(warning, settled)
-            },
-            onFailure: (cause) =>
-              Effect.zipRight(
-                sent && Cause.isInterrupted(cause) ? budget.abandon(reservation) : budget.settle(reservation, 0),
-                Effect.failCause(cause)
-              )
-          })
-        }
-      )
-    )
-  }
+  const attemptOnce = budget === undefined ? call : budgetedAttempts(budget, pricing, call)
 
   /**
    * The retries of one provider after its first failure: the retry schedule starts there (its first input is

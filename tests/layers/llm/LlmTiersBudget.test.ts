@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Logger, LogLevel, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Logger, LogLevel, Schema } from "effect"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
 import { BudgetExceeded } from "../../../src/domain/Errors.js"
 import { BudgetMemory } from "../../../src/layers/budget/BudgetMemory.js"
@@ -113,6 +113,54 @@ describe("LlmTiers with a budget", () => {
       const status = yield* budget.status
       assert.strictEqual(status.reservedEur, 0, "the interrupted call still holds its reservation")
       assert.closeTo(status.spentEur, 1, 1e-9)
+    }))
+
+  it.effect("a call interrupted before it was sent ends its reservation at 0: nothing spent, nothing reserved", () =>
+    Effect.gen(function*() {
+      const config = Schema.decodeUnknownSync(AppConfig)({
+        budget: { softCapEur: 4, hardCapEur: 5, timeZone: "UTC" },
+        usdToEur: 1,
+        pricing: { hang: { inputPerMTok: 1_000_000, cachedInputPerMTok: 0, outputPerMTok: 0 } }
+      })
+      const memory = yield* Effect.provide(
+        Budget,
+        BudgetMemory.pipe(Layer.provide(Layer.merge(MyclawConfigFixed(config), IdGeneratorLive)))
+      )
+      // The reservation is made, then waits: the interruption comes while the call is not sent yet.
+      const reserved = yield* Deferred.make<void>()
+      const go = yield* Deferred.make<void>()
+      const budget = Budget.of({
+        ...memory,
+        reserve: (call) =>
+          Effect.tap(
+            memory.reserve(call),
+            () => Effect.zipRight(Deferred.succeed(reserved, undefined), Deferred.await(go))
+          )
+      })
+      let calls = 0
+      const hanging: Provider = {
+        name: "hang",
+        model: "hang",
+        generate: () =>
+          Effect.suspend(() => {
+            calls++
+            return Effect.never
+          })
+      }
+      const llm = makeLlmTiers(
+        { frontier: [hanging], "local-fast": [] },
+        { ...settings, pricing: config.pricing },
+        budget
+      )
+      const fiber = yield* Effect.fork(llm.generate(request))
+      yield* Deferred.await(reserved)
+      const interrupted = yield* Effect.fork(Fiber.interrupt(fiber))
+      yield* Deferred.succeed(go, undefined)
+      yield* Fiber.join(interrupted)
+      const status = yield* budget.status
+      assert.strictEqual(calls, 0, "the call was sent")
+      assert.strictEqual(status.reservedEur, 0, "the call still holds its reservation")
+      assert.strictEqual(status.spentEur, 0)
     }))
 
   it.effect("a model missing from the pricing table is settled at 0 USD and warned about once, with or without a budget", () =>
