@@ -33,6 +33,17 @@ const budgetRefusing = (dear: ReadonlyArray<string>) => {
   return { budget, asked }
 }
 
+/** A day's budget of 5 EUR in memory, where a call to the model `hang` can cost at most 1 EUR. */
+const hangConfig = Schema.decodeUnknownSync(AppConfig)({
+  budget: { softCapEur: 4, hardCapEur: 5, timeZone: "UTC" },
+  usdToEur: 1,
+  pricing: { hang: { inputPerMTok: 1_000_000, cachedInputPerMTok: 0, outputPerMTok: 0 } }
+})
+const hangBudget = Effect.provide(
+  Budget,
+  BudgetMemory.pipe(Layer.provide(Layer.merge(MyclawConfigFixed(hangConfig), IdGeneratorLive)))
+)
+
 describe("LlmTiers with a budget", () => {
   it.effect("a refusal surfaces as BudgetExceeded, not LlmError: no call, no retry, nothing cools down", () =>
     Effect.gen(function*() {
@@ -92,19 +103,11 @@ describe("LlmTiers with a budget", () => {
 
   it.effect("a call interrupted in flight ends its reservation: counted at its maximum, nothing left reserved", () =>
     Effect.gen(function*() {
-      const config = Schema.decodeUnknownSync(AppConfig)({
-        budget: { softCapEur: 4, hardCapEur: 5, timeZone: "UTC" },
-        usdToEur: 1,
-        pricing: { hang: { inputPerMTok: 1_000_000, cachedInputPerMTok: 0, outputPerMTok: 0 } }
-      })
-      const budget = yield* Effect.provide(
-        Budget,
-        BudgetMemory.pipe(Layer.provide(Layer.merge(MyclawConfigFixed(config), IdGeneratorLive)))
-      )
+      const budget = yield* hangBudget
       const hanging: Provider = { name: "hang", model: "hang", generate: () => Effect.never }
       const llm = makeLlmTiers(
         { frontier: [hanging], "local-fast": [] },
-        { ...settings, pricing: config.pricing },
+        { ...settings, pricing: hangConfig.pricing },
         budget
       )
       const fiber = yield* Effect.fork(llm.generate(request))
@@ -117,15 +120,7 @@ describe("LlmTiers with a budget", () => {
 
   it.effect("a call interrupted before it was sent ends its reservation at 0: nothing spent, nothing reserved", () =>
     Effect.gen(function*() {
-      const config = Schema.decodeUnknownSync(AppConfig)({
-        budget: { softCapEur: 4, hardCapEur: 5, timeZone: "UTC" },
-        usdToEur: 1,
-        pricing: { hang: { inputPerMTok: 1_000_000, cachedInputPerMTok: 0, outputPerMTok: 0 } }
-      })
-      const memory = yield* Effect.provide(
-        Budget,
-        BudgetMemory.pipe(Layer.provide(Layer.merge(MyclawConfigFixed(config), IdGeneratorLive)))
-      )
+      const memory = yield* hangBudget
       // The reservation is made, then waits: the interruption comes while the call is not sent yet.
       const reserved = yield* Deferred.make<void>()
       const go = yield* Deferred.make<void>()
@@ -149,7 +144,7 @@ describe("LlmTiers with a budget", () => {
       }
       const llm = makeLlmTiers(
         { frontier: [hanging], "local-fast": [] },
-        { ...settings, pricing: config.pricing },
+        { ...settings, pricing: hangConfig.pricing },
         budget
       )
       const fiber = yield* Effect.fork(llm.generate(request))
