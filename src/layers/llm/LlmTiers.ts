@@ -348,12 +348,12 @@ export function makeLlmTiers(tiers: TierProviders, settings: TierSettings, budge
     call.last = error
     return Effect.zipRight(
       recordFailure(p, error),
-      isTransient(error) ? Effect.suspend(() => from(call, i + 1)) : call.then(exhausted(call))
+      Effect.suspend(() => isTransient(error) ? from(call, i + 1) : call.then(exhausted(call)))
     )
   }
 
   // The fiber's clock read in the call's one operation: `Effect.clockWith` would make two more closures, which a
-  // call parked in flight keeps (the Thought's frame holds the effect it runs).
+  // call parked in flight would keep.
   const inTier = <A, E, R>(
     list: ReadonlyArray<Provider>,
     request: LlmRequest,

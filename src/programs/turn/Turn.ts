@@ -79,8 +79,8 @@ const noHooks: TurnHooks = { started: () => Effect.void, ended: () => Effect.voi
  * approvals, budget reservations, wherever they are drawn) go to its own log from the first one, the trace id;
  * once that is drawn its logs carry it and the session id. Both are put back when the turn ends, however it ends.
  * Only the loop is interruptible. One region where two `Effect.locally` would open two more, kept open while the
- * turn waits for its model: a parked conversation holds all of them.
- * The region keeps what it opened with while the turn waits: an object of three fields.
+ * turn waits for its model: a parked conversation holds all of them. What it keeps of the region itself is what
+ * the region opened with: an object of three fields.
  */
 const turn = (input: TurnInput, hooks: TurnHooks) =>
   uninterruptibleRegion((restore) => new SettledTurn(input, hooks, restore))
@@ -375,9 +375,9 @@ type AfterStep = (next: Next) => Effect.Effect<TurnEnd, never, StepServices>
 
 /**
  * One step: the budget read, the turn compacted if it no longer fits, the model asked, then what its answer asks
- * for, then `after`. A chain of continuations, not a generator: a turn waiting on its model holds the Thought's
- * handler only (what follows the step is chained once the model has answered), not a suspended generator with its
- * registers, and a step allocates no generator for its common path.
+ * for, then `after`. A chain of continuations, not a generator: a turn waiting on its model holds no frame of the
+ * step's (what follows it is chained once the model has answered), nor a suspended generator with its registers,
+ * and a step allocates no generator for its common path.
  */
 const step = (t: TurnContext, after: AfterStep) => {
   // Told at once when the budget can (no operation); read otherwise.
