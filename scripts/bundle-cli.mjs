@@ -45,6 +45,18 @@ const inlineVersion = {
   },
 };
 
+// The SQLite driver's file, handed to worker threads, is resolved from the module's own place in the tsc output
+// (import.meta.url); in the bundle, through the chunk's require (the banner's, or CommonJS's own in the copies).
+const sqliteDriverPath = {
+  name: 'sqlite-driver-path',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]dist[\\/]layers[\\/]SqliteDriver\.js$/ }, () => ({
+      contents: 'export const sqliteDriverPath = () => require.resolve("better-sqlite3")\n',
+      loader: 'js',
+    }));
+  },
+};
+
 // myclaw's own modules run nothing when imported but define values: what a command does not use is left out of
 // its chunk (esbuild keeps the imports of a module with side effects, even unused ones).
 const ownModulesArePure = {
@@ -114,7 +126,7 @@ const result = await esbuild.build({
   external,
   // CommonJS dependencies inside an ES module bundle call require() for Node's own modules.
   banner: { js: 'import { createRequire as __myclawRequire } from "node:module"; const require = __myclawRequire(import.meta.url);' },
-  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, runnerBundle],
+  plugins: [ownModulesArePure, serverWithoutTestClient, inlineVersion, sqliteDriverPath, runnerBundle],
   metafile: true,
   logLevel: 'warning',
   legalComments: 'none',
