@@ -38,15 +38,18 @@ export class WalCheckpointError extends Data.TaggedError("WalCheckpointError")<{
  * A worker that fails is reported once as a warning; the automatic checkpoint goes on as without it.
  */
 export interface WalCheckpointer {
-  /** Counts a committed write; every `every` of them, asks the worker for a pass. Synchronous, and cheap. */
-  readonly wrote: () => void
+  /**
+   * Counts a committed write of `rows` rows (one by default): the pages a write adds grow with its rows, so a
+   * statement of many rows counts as many. Every `every` rows, asks the worker for a pass. Synchronous, and cheap.
+   */
+  readonly wrote: (rows?: number) => void
   /** A passive checkpoint by the worker, answered when it is done. */
   readonly checkpoint: Effect.Effect<CheckpointResult, WalCheckpointError>
 }
 
 /**
- * Writes between two passes of the worker. A turn writes four or five pages: the automatic checkpoint, at 1,000,
- * finds at most about 150 not yet folded in, where it would have copied them all.
+ * Rows written between two passes of the worker. A turn's row adds four or five pages: the automatic checkpoint,
+ * at 1,000, finds at most about 150 not yet folded in, where it would have copied them all.
  */
 export const WRITES_PER_CHECKPOINT = 32
 
@@ -176,8 +179,9 @@ export const makeWalCheckpointer = (
       })
     )
 
-    const wrote = () => {
-      if (++writes < every) return
+    const wrote = (rows = 1) => {
+      writes += rows
+      if (writes < every) return
       writes = 0
       start()?.postMessage({ kind: "checkpoint" })
     }

@@ -71,6 +71,12 @@ describe("WalCheckpointer", () => {
         )
         for (let i = 0; i < 8; i++) checkpointer.wrote()
         assert.strictEqual((yield* checkpointer.checkpoint).passes, 6)
+        // A statement of many rows counts as many writes: three rows, then five, reach four once (one pass folds
+        // in the whole log).
+        checkpointer.wrote(3)
+        assert.strictEqual((yield* checkpointer.checkpoint).passes, 7)
+        checkpointer.wrote(5)
+        assert.strictEqual((yield* checkpointer.checkpoint).passes, 9)
       })
     ))
 

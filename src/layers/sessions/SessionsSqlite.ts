@@ -160,7 +160,7 @@ export const makeSessionsSql = (file: string) =>
           (together) =>
             Exit.isSuccess(together)
               ? Effect.sync(() => {
-                checkpointer.wrote()
+                checkpointer.wrote(jobs.length)
                 for (const job of jobs) job.done(Exit.void)
               })
               : Effect.forEach(jobs, recordAlone, { discard: true })
@@ -180,7 +180,7 @@ export const makeSessionsSql = (file: string) =>
           sql.insert({ session_id: sessionId, ...summary, tainted_by: JSON.stringify(summary.tainted_by) })
         }`
       ).pipe(
-        Effect.andThen(checkpointer.wrote),
+        Effect.andThen(() => checkpointer.wrote()),
         Effect.catchTag("SqlError", ioError(sessionId, "cannot store the summary")),
         withSpanWhenTraced("Sessions.addSummary")
       )
