@@ -392,6 +392,22 @@ describe("BudgetLive", () => {
         assert.strictEqual(status.reservedEur, 0)
       }).pipe(Effect.provide(budgetAt(home)))
     ))
+
+  it.scoped("a change keeps the rollback journal, emptied, instead of creating and deleting it each time", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const journal = NodePath.join(home, ".state", "budget.sqlite-journal")
+        yield* spend(0.1).pipe(Effect.provide(budgetAt(home)))
+        yield* spend(0.2).pipe(Effect.provide(budgetAt(home)))
+        assert.isTrue(yield* fs.exists(journal), "the journal is kept")
+        // A zeroed header: not a hot journal, nothing for the next open to roll back.
+        const header = (yield* fs.readFile(journal)).subarray(0, 8)
+        assert.deepStrictEqual([...header], [0, 0, 0, 0, 0, 0, 0, 0])
+        const status = yield* Effect.flatMap(Budget, (budget) => budget.status).pipe(Effect.provide(budgetAt(home)))
+        assert.closeTo(status.spentEur, 0.3, 1e-9)
+      }).pipe(Effect.provide(NodeContext.layer))
+    ))
 })
 
 describe("BudgetLive across real processes", () => {
