@@ -27,7 +27,7 @@ export class WalCheckpointError extends Data.TaggedError("WalCheckpointError")<{
  * checkpoint runs inside the commit that grows the log past 1,000 pages: that commit copies them all into the
  * database file and syncs both, milliseconds during which the event loop stands still (a turn every few hundred
  * has to wait for it, and so does every other request). Here a worker thread, with a connection of its own, runs a
- * passive checkpoint (it never waits for, nor stops, the writer) after every `every` writes; the automatic
+ * passive checkpoint (it never waits for, nor stops, the writer) after every `every` rows written; the automatic
  * checkpoint stays on, and finds only the pages written since the worker's last pass, so it still ends the log
  * (a checkpoint that catches up lets the next write start the log again from its beginning) and still bounds it
  * if the worker cannot run.
