@@ -22,6 +22,7 @@ import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeGroupCommit, type Reply } from "../files/GroupCommit.js"
 import { makeSqliteDirect } from "../SqliteDirect.js"
+import { walDurability } from "../SqliteDurability.js"
 import { migrateRecord } from "../SqlMigrations.js"
 import { makeWalCheckpointer } from "../WalCheckpointer.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
@@ -71,12 +72,14 @@ const ioError = (sessionId: string, what: string) => (cause: SqlError.SqlError |
 
 /**
  * Sessions over the SQLite client of `file` (the tables are created or migrated at start); queries are per session,
- * indexed.
+ * indexed. `batch` follows the traces' group commit: no commit waits for the disk (a crash of myclaw loses
+ * nothing, a power loss may lose the last turns, which stay in the trace files); `always` syncs every commit.
  */
-export const makeSessionsSql = (file: string) =>
+export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "always") =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ids = yield* IdGenerator
+    yield* Effect.orDie(walDurability(fsync))
     yield* migrateRecord("sessions_migrations", migrations)
     // What every turn runs (its history, its record, its summary) goes to the connection itself; the transaction
     // below is `exclusive`.
@@ -245,21 +248,9 @@ export const makeSessionsSql = (file: string) =>
     })
   })
 
-/**
- * Sessions in SQLite at `file` (its folder created first); one client per file per process. `batch` follows the
- * traces' group commit: no commit waits for the disk (WAL, `synchronous = NORMAL`: a crash of myclaw loses
- * nothing, a power loss may lose the last turns, which stay in the trace files); `always` syncs every commit.
- */
+/** Sessions in SQLite at `file` (its folder created first), durable as `fsync` says; one client per file per process. */
 export const SessionsSqliteAt = (file: string, fsync: "always" | "batch" = "always") =>
-  Layer.scoped(
-    Sessions,
-    Effect.zipRight(
-      fsync === "batch"
-        ? Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.orDie(sql.unsafe("PRAGMA synchronous = NORMAL")))
-        : Effect.void,
-      makeSessionsSql(file)
-    )
-  ).pipe(
+  Layer.scoped(Sessions, makeSessionsSql(file, fsync)).pipe(
     Layer.provide(Layer.unwrapEffect(
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
