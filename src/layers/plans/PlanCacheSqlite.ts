@@ -10,10 +10,13 @@ import { messageOf } from "../../domain/Errors.js"
 import { Plan } from "../../domain/Plan.js"
 import { PlanCacheError } from "../../domain/PlanCacheError.js"
 import { sha256Hex } from "../../domain/Sha256.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { PlanCache } from "../../services/PlanCache.js"
 import { Workspace } from "../../services/Workspace.js"
 import { makeSqliteDirect } from "../SqliteDirect.js"
+import { walDurability } from "../SqliteDurability.js"
 import { migrateRecord } from "../SqlMigrations.js"
+import { makeWalCheckpointer } from "../WalCheckpointer.js"
 
 const migrations = {
   "1_plans": Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -49,13 +52,21 @@ const encodeRow = Schema.encodeSync(Row)
 /** A plan's id: the same request always has the same one. */
 const planId = (request: string) => `plan-${sha256Hex(request).slice(0, 12)}`
 
-/** The plan cache over an SqlClient (the table is created or migrated at start). */
-export const makePlanCache = (file: string) =>
+/**
+ * The plan cache over the SQLite client of `file` (the table is created or migrated at start). A cache, as durable
+ * as the traces (`traces.fsync`): under `batch` no write waits for the disk (WAL, `synchronous = NORMAL`: a crash
+ * of myclaw loses nothing, a power loss may lose the last plans, which later turns make again), where each one
+ * synced the log on the event loop; under `always` each write is synced.
+ */
+export const makePlanCache = (file: string, fsync: "always" | "batch" = "always") =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const failed = (error: unknown) =>
       new PlanCacheError({ path: file, message: `the plan cache failed: ${messageOf(error)}`, cause: error })
     yield* migrateRecord("plans_migrations", migrations).pipe(Effect.mapError(failed))
+    yield* walDurability(fsync).pipe(Effect.mapError(failed))
+    // Each write counted, so that the log is folded into the database by a thread of its own.
+    const checkpointer = yield* makeWalCheckpointer(file)
     // A turn looks its request up, and may save or count a plan: on the connection itself (the store runs no
     // transaction).
     const direct = yield* makeSqliteDirect.pipe(Effect.mapError(failed))
@@ -91,6 +102,7 @@ export const makePlanCache = (file: string) =>
             }
           const encoded = encodeRow(row)
           yield* direct.run(sql`INSERT OR REPLACE INTO plans ${sql.insert(encoded)}`).pipe(Effect.mapError(failed))
+          checkpointer.wrote()
           return row
         }),
       used: (id, succeeded, now) =>
@@ -99,7 +111,7 @@ export const makePlanCache = (file: string) =>
             ? sql`UPDATE plans SET successes = successes + 1, last_used_at = ${now} WHERE id = ${id}`
             : sql`UPDATE plans SET failures = failures + 1, last_used_at = ${now} WHERE id = ${id}`
         ).pipe(
-          Effect.asVoid,
+          Effect.andThen(() => checkpointer.wrote()),
           Effect.mapError(failed)
         ),
       forget: (id) =>
@@ -126,6 +138,7 @@ export const PlanCacheSqlite = Layer.scoped(
   PlanCache,
   Effect.gen(function*() {
     const workspace = yield* Workspace
+    const { config } = yield* MyclawConfig
     const fs = yield* FileSystem.FileSystem
     const file = NodePath.join(workspace.root, ".state", "plans.sqlite")
     const failed = (error: unknown) =>
@@ -135,7 +148,7 @@ export const PlanCacheSqlite = Layer.scoped(
       Effect.provide(Reactivity.layer),
       Effect.mapError(failed)
     )
-    return yield* makePlanCache(file).pipe(
+    return yield* makePlanCache(file, config.traces.fsync).pipe(
       Effect.provideService(SqlClient.SqlClient, client),
       Effect.provideService(SqliteClient.SqliteClient, client)
     )
