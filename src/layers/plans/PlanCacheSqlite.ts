@@ -55,8 +55,8 @@ const planId = (request: string) => `plan-${sha256Hex(request).slice(0, 12)}`
 /**
  * The plan cache over the SQLite client of `file` (the table is created or migrated at start). A cache, as durable
  * as the traces (`traces.fsync`): under `batch` no write waits for the disk (WAL, `synchronous = NORMAL`: a crash
- * of myclaw loses nothing, a power loss may lose the last plans, which later turns make again), where each one
- * synced the log on the event loop; under `always` each write is synced.
+ * of myclaw loses nothing, a power loss may lose the last plans, which later turns make again); under `always`
+ * each write is synced.
  */
 export const makePlanCache = (file: string, fsync: "always" | "batch" = "always") =>
   Effect.gen(function*() {
