@@ -4,6 +4,7 @@ import { LlmError, type LlmFailure } from "../../../src/domain/Errors.js"
 import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
 import { makeLlmTiers, type TierSettings } from "../../../src/layers/llm/LlmTiers.js"
 import type { Provider, ProviderResponse } from "../../../src/layers/llm/Provider.js"
+import { counting } from "./support.js"
 
 type Answer = ProviderResponse | LlmFailure | { readonly reason: LlmFailure; readonly retryAfterMs: number } | "hang"
 
@@ -173,23 +174,14 @@ describe("LlmTiers", () => {
 
   it.effect("a provider's defect is no failure: passed on as it is, without retry, failover or cool-down", () =>
     Effect.gen(function*() {
-      let calls = 0
-      const broken: Provider = {
-        name: "broken",
-        model: "broken",
-        generate: () =>
-          Effect.suspend(() => {
-            calls++
-            return Effect.die(new Error("adapter bug"))
-          })
-      }
+      const broken = counting("broken", () => Effect.die(new Error("adapter bug")))
       const b = fake("b", [ok("never")])
-      const llm = makeLlmTiers({ frontier: [broken, b.provider], "local-fast": [] }, settings)
+      const llm = makeLlmTiers({ frontier: [broken.provider, b.provider], "local-fast": [] }, settings)
       const exit = yield* Effect.exit(settle(llm.generate(request)))
       assert.isTrue(Exit.isFailure(exit) && Option.isNone(Cause.failureOption(exit.cause)))
       const defect = Exit.isFailure(exit) ? Chunk.toReadonlyArray(Cause.defects(exit.cause)) : []
       assert.deepStrictEqual(defect.map((d) => d instanceof Error ? d.message : d), ["adapter bug"])
-      assert.strictEqual(calls, 1)
+      assert.strictEqual(broken.calls.count, 1)
       assert.strictEqual(b.calls.length, 0)
       const [health] = yield* llm.health
       assert.isNull(health!.lastError)

@@ -5,10 +5,9 @@ import { BudgetExceeded } from "../../../src/domain/Errors.js"
 import { BudgetMemory } from "../../../src/layers/budget/BudgetMemory.js"
 import { IdGeneratorLive } from "../../../src/layers/ids/IdGeneratorLive.js"
 import { makeLlmTiers } from "../../../src/layers/llm/LlmTiers.js"
-import type { Provider } from "../../../src/layers/llm/Provider.js"
 import { MyclawConfigFixed } from "../../../src/layers/MyclawConfigLive.js"
 import { Budget } from "../../../src/services/Budget.js"
-import { fake, ok, request, settings } from "./support.js"
+import { counting, fake, ok, request, settings } from "./support.js"
 
 /** A budget that refuses every call to the models in `dear`, and counts the reservations asked for. */
 const budgetRefusing = (dear: ReadonlyArray<string>) => {
@@ -104,9 +103,8 @@ describe("LlmTiers with a budget", () => {
   it.effect("a call interrupted in flight ends its reservation: counted at its maximum, nothing left reserved", () =>
     Effect.gen(function*() {
       const budget = yield* hangBudget
-      const hanging: Provider = { name: "hang", model: "hang", generate: () => Effect.never }
       const llm = makeLlmTiers(
-        { frontier: [hanging], "local-fast": [] },
+        { frontier: [counting("hang", () => Effect.never).provider], "local-fast": [] },
         { ...settings, pricing: hangConfig.pricing },
         budget
       )
@@ -132,18 +130,9 @@ describe("LlmTiers with a budget", () => {
             () => Effect.zipRight(Deferred.succeed(reserved, undefined), Deferred.await(go))
           )
       })
-      let calls = 0
-      const hanging: Provider = {
-        name: "hang",
-        model: "hang",
-        generate: () =>
-          Effect.suspend(() => {
-            calls++
-            return Effect.never
-          })
-      }
+      const hanging = counting("hang", () => Effect.never)
       const llm = makeLlmTiers(
-        { frontier: [hanging], "local-fast": [] },
+        { frontier: [hanging.provider], "local-fast": [] },
         { ...settings, pricing: hangConfig.pricing },
         budget
       )
@@ -153,7 +142,7 @@ describe("LlmTiers with a budget", () => {
       yield* Deferred.succeed(go, undefined)
       yield* Fiber.join(interrupted)
       const status = yield* budget.status
-      assert.strictEqual(calls, 0, "the call was sent")
+      assert.strictEqual(hanging.calls.count, 0, "the call was sent")
       assert.strictEqual(status.reservedEur, 0, "the call still holds its reservation")
       assert.strictEqual(status.spentEur, 0)
     }))

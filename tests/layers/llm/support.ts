@@ -35,6 +35,21 @@ export const fake = (name: string, answers: ReadonlyArray<Answer>) => {
   return { provider, calls }
 }
 
+/** A provider whose every call is `outcome` (made when the call comes), counting its calls in `calls.count`. */
+export const counting = (name: string, outcome: () => Effect.Effect<ProviderResponse, LlmError>) => {
+  const calls = { count: 0 }
+  const provider: Provider = {
+    name,
+    model: name,
+    generate: () =>
+      Effect.suspend(() => {
+        calls.count++
+        return outcome()
+      })
+  }
+  return { provider, calls }
+}
+
 export const ok = (text: string): ProviderResponse => ({
   model: "m",
   text,
