@@ -7,18 +7,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger, type Scope } from "effect"
 import * as NodePath from "node:path"
 import { makeWalCheckpointer } from "../../src/layers/WalCheckpointer.js"
+import { freshDatabase } from "../support/Sqlite.js"
 
 // A database in WAL mode, written through the SQL client as the stores write: each INSERT its own commit.
 const withDatabase = <A, E>(
   body: (file: string, sql: SqlClient.SqlClient, fs: FileSystem.FileSystem) => Effect.Effect<A, E, Scope.Scope>
 ) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const dir = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-wal-" })
-    const file = NodePath.join(dir, "store.sqlite")
-    const sql = yield* SqliteClient.make({ filename: file }).pipe(Effect.provide(Reactivity.layer))
+    const { client: sql, file } = yield* freshDatabase("store.sqlite")
     yield* sql`CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)`
-    return yield* body(file, sql, fs)
+    return yield* body(file, sql, yield* FileSystem.FileSystem)
   }).pipe(Effect.provide(NodeContext.layer))
 
 const insertRows = (sql: SqlClient.SqlClient, n: number) =>

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { makePlanCache } from "../../../src/layers/plans/PlanCacheSqlite.js"
-import { synchronousLevel } from "../../support/SqliteLevel.js"
+import { synchronousLevel } from "../../support/Sqlite.js"
 
 /** The plan cache of a fresh database, a plan saved: the level its connection is left at. */
 const synchronousUnder = (fsync: "always" | "batch") =>

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { IdGeneratorLive } from "../../../src/layers/ids/IdGeneratorLive.js"
 import { makeSessionsSql } from "../../../src/layers/sessions/SessionsSqlite.js"
 import { turnOf } from "../../contract/SessionsContract.js"
-import { synchronousLevel } from "../../support/SqliteLevel.js"
+import { synchronousLevel } from "../../support/Sqlite.js"
 
 /** The sessions of a fresh database, a turn recorded: the level their connection is left at. */
 const synchronousUnder = (fsync: "always" | "batch") =>

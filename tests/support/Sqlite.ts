@@ -3,23 +3,29 @@ import { FileSystem } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, type Scope } from "effect"
+import { Effect } from "effect"
 import * as NodePath from "node:path"
 
+/** A fresh SQLite database, `name` in a temporary folder (removed with the scope), and a client on it. */
+export const freshDatabase = (name: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const file = NodePath.join(yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-sqlite-" }), name)
+    const client = yield* SqliteClient.make({ filename: file }).pipe(Effect.provide(Reactivity.layer))
+    return { file, client }
+  })
+
 /**
- * A store made by `make` over the SQLite client of a fresh database (`name` in a temporary folder), used once by
- * `use`, and the `PRAGMA synchronous` level its connection is left at: 1 NORMAL (in WAL, nothing synced at
- * commit), 2 FULL (the log synced at every commit).
+ * A store made by `make` over a fresh database's client, used once by `use`, and the `PRAGMA synchronous` level
+ * its connection is left at: 1 NORMAL (in WAL, nothing synced at commit), 2 FULL (the log synced at every commit).
  */
 export const synchronousLevel = <S, E, R, E2, R2>(
   name: string,
   make: (file: string) => Effect.Effect<S, E, R | SqlClient.SqlClient | SqliteClient.SqliteClient>,
   use: (store: S) => Effect.Effect<unknown, E2, R2>
-): Effect.Effect<number, unknown, Scope.Scope | Exclude<R, SqlClient.SqlClient | SqliteClient.SqliteClient> | R2> =>
+) =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const file = NodePath.join(yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-sqlite-level-" }), name)
-    const client = yield* SqliteClient.make({ filename: file }).pipe(Effect.provide(Reactivity.layer))
+    const { client, file } = yield* freshDatabase(name)
     const store = yield* make(file).pipe(
       Effect.provideService(SqlClient.SqlClient, client),
       Effect.provideService(SqliteClient.SqliteClient, client)
