@@ -1,6 +1,7 @@
-import { DateTime, Effect, Layer } from "effect"
+import { DateTime, Effect, Exit, Layer, Option } from "effect"
 import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
 import type { NewSessionTurn } from "../domain/Session.js"
+import type { TraceListing } from "../domain/TraceListing.js"
 import { traceRecord } from "../domain/TraceSummary.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Metrics } from "../services/Metrics.js"
@@ -8,16 +9,18 @@ import { Sessions } from "../services/Sessions.js"
 import { TraceSink } from "../services/TraceSink.js"
 import { pastTaint, TraceStore } from "../services/TraceStore.js"
 
-/** How many of the newest traces are checked against the audit log at start. */
-const CHECKED_AT_START = 100
+/**
+ * How many of the newest traces are checked against the audit log and the sessions at start: more than the turns
+ * whose session records can be waiting to be written when a process stops.
+ */
+const CHECKED_AT_START = 256
 
 /**
  * The newest traces of the store whose summary is not in the audit log (a process died between the two
  * writes, or another process is between them now) are named in a warning at start.
  */
-const flagUnaudited = (store: TraceStore["Type"], audit: AuditLog["Type"]) =>
+const flagUnaudited = (listed: ReadonlyArray<TraceListing>, audit: AuditLog["Type"]) =>
   Effect.gen(function*() {
-    const listed = yield* store.list({ limit: CHECKED_AT_START })
     if (listed.length === 0) return
     const since = Math.min(...listed.map((listing) => Date.parse(listing.started_at)))
     const records = yield* audit.query({ kind: "trace", since, limit: 1_000_000 })
@@ -30,6 +33,36 @@ const flagUnaudited = (store: TraceStore["Type"], audit: AuditLog["Type"]) =>
     )
   }).pipe(
     Effect.catchAll((error) => Effect.logWarning(`cannot compare the traces with the audit log: ${error.message}`))
+  )
+
+/**
+ * The newest traces whose turn is not in its session (a process stopped before the session's record of it was
+ * written) are added to their sessions again from the traces, oldest first, and named in a warning.
+ */
+const recoverTurns = (listed: ReadonlyArray<TraceListing>, store: TraceStore["Type"], sessions: Sessions["Type"]) =>
+  Effect.gen(function*() {
+    const missing = yield* sessions.unrecorded(
+      listed.map((listing) => ({
+        sessionId: listing.session_id,
+        traceId: listing.trace_id,
+        startedAt: Date.parse(listing.started_at)
+      }))
+    )
+    const recovered: Array<string> = []
+    for (const traceId of missing) {
+      const trace = yield* store.get(traceId)
+      if (Option.isNone(trace)) continue
+      const exit = yield* Effect.exit(sessions.recordTurn(sessionTurnOf(trace.value)))
+      if (Exit.isSuccess(exit)) recovered.push(traceId)
+      else if (exit.cause._tag === "Fail" && exit.cause.error.reason !== "Forbidden") yield* exit
+    }
+    if (recovered.length === 0) return
+    yield* Effect.logWarning(
+      `${recovered.length} turns were not in their sessions (the process stopped before their records were ` +
+        `written): added again from their traces: ${recovered.join(", ")}`
+    )
+  }).pipe(
+    Effect.catchAll((error) => Effect.logWarning(`cannot compare the traces with the sessions: ${error.message}`))
   )
 
 /** What a closed turn adds to its session: the exchange, its taint and what its prompts cost. */
@@ -61,8 +94,8 @@ export const sessionTurnOf = (trace: ExecutionTrace): NewSessionTurn => {
 }
 
 /**
- * The closed trace is persisted, then added to its session (the history of the session's next turns), then its
- * summary appended to the audit log, then counted.
+ * The closed trace is persisted, then added to its session (the history of the session's next turns: its record
+ * is written a little later, with others), then its summary appended to the audit log, then counted.
  */
 export const TraceSinkLive = Layer.effect(
   TraceSink,
@@ -71,7 +104,13 @@ export const TraceSinkLive = Layer.effect(
     const audit = yield* AuditLog
     const metrics = yield* Metrics
     const sessions = yield* Sessions
-    yield* flagUnaudited(store, audit)
+    const listed = yield* store.list({ limit: CHECKED_AT_START }).pipe(
+      Effect.catchAll((error) =>
+        Effect.as(Effect.logWarning(`cannot list the newest traces at start: ${error.message}`), [])
+      )
+    )
+    yield* flagUnaudited(listed, audit)
+    yield* recoverTurns(listed, store, sessions)
     const close = (trace: ExecutionTrace) =>
       store.persist(trace).pipe(
         Effect.zipRight(

@@ -9,6 +9,13 @@ import type {
   SessionTurn
 } from "../domain/Session.js"
 
+/** A turn a trace says was closed: its session, its trace, and when it started (epoch milliseconds). */
+export interface UnrecordedCandidate {
+  readonly sessionId: string
+  readonly traceId: string
+  readonly startedAt: number
+}
+
 export interface SessionDetail {
   readonly info: SessionInfo
   readonly turns: ReadonlyArray<SessionTurn>
@@ -25,8 +32,19 @@ export class Sessions extends Context.Tag("myclaw/Sessions")<Sessions, {
    * `Forbidden` when the session belongs to another owner.
    */
   readonly history: (sessionId: string, owner: string) => Effect.Effect<SessionHistory, SessionError>
-  /** Adds a finished turn (creating the session, owned by `owner`, when it is new). */
+  /**
+   * Adds a finished turn (creating the session, owned by `owner`, when it is new). Fails `Forbidden` when the
+   * session belongs to another owner. Its session's next reads see it; the record itself may be written a little
+   * later, with others (a process that stops before finds it in the traces: `unrecorded`).
+   */
   readonly recordTurn: (turn: NewSessionTurn) => Effect.Effect<void, SessionError>
+  /**
+   * Of the given turns, the traces of those not in their session, in the order given: turns a process closed and
+   * stopped before their record was written. A turn of a session forgotten since it started is not among them.
+   */
+  readonly unrecorded: (
+    turns: ReadonlyArray<UnrecordedCandidate>
+  ) => Effect.Effect<ReadonlyArray<string>, SessionError>
   /** Stores a summary that replaces, in prompts, every turn up to `covers_through`; the turns stay stored. */
   readonly addSummary: (sessionId: string, summary: SessionSummary) => Effect.Effect<void, SessionError>
   /** Opens a new, empty session for `owner` on `channel` (a kind such as `telegram`) and returns its id. */

@@ -6,12 +6,15 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect } from "effect"
 import * as NodePath from "node:path"
 
+/** A client of its own on the SQLite database `file`, as another process opens it; closed with the scope. */
+export const clientOn = (file: string) => SqliteClient.make({ filename: file }).pipe(Effect.provide(Reactivity.layer))
+
 /** A fresh SQLite database, `name` in a temporary folder (removed with the scope), and a client on it. */
 export const freshDatabase = (name: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const file = NodePath.join(yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-sqlite-" }), name)
-    const client = yield* SqliteClient.make({ filename: file }).pipe(Effect.provide(Reactivity.layer))
+    const client = yield* clientOn(file)
     return { file, client }
   })
 

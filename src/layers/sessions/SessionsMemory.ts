@@ -15,6 +15,8 @@ interface Stored {
   readonly info: Omit<SessionInfo, "turns" | "summaries">
   readonly turns: ReadonlyArray<SessionTurn>
   readonly summaries: ReadonlyArray<SessionSummary>
+  /** When its turns were last forgotten (epoch milliseconds). */
+  readonly forgottenThrough?: number
 }
 
 const infoOf = (stored: Stored): SessionInfo => ({
@@ -103,11 +105,27 @@ export const SessionsMemory = Layer.effect(
           if (stored === undefined) {
             return Effect.fail(new SessionError({ sessionId, reason: "NotFound", message: `no session ${sessionId}` }))
           }
-          return Effect.as(
-            update((map) => map.set(sessionId, { ...stored, turns: [], summaries: [] })),
-            stored.turns.length
-          )
-        })
+          return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.as(
+              update((map) =>
+                map.set(sessionId, {
+                  ...stored,
+                  turns: [],
+                  summaries: [],
+                  forgottenThrough: Math.max(stored.forgottenThrough ?? 0, now)
+                })
+              ),
+              stored.turns.length
+            ))
+        }),
+      unrecorded: (turns) =>
+        Effect.map(Ref.get(state), (map) =>
+          turns.filter(({ sessionId, startedAt, traceId }) => {
+            const stored = map.get(sessionId)
+            if (stored === undefined) return true
+            if (stored.turns.some((turn) => turn.trace_id === traceId)) return false
+            return stored.forgottenThrough === undefined || startedAt > stored.forgottenThrough
+          }).map((turn) => turn.traceId))
     })
   })
 )

@@ -54,6 +54,7 @@ export const SessionsReplay = Layer.succeed(
             : replayedHistory(session)
       ),
     recordTurn: () => Effect.void,
+    unrecorded: () => Effect.succeed([]),
     addSummary: (sessionId, summary) =>
       Effect.map(FiberRef.get(CurrentReplay), (session) => {
         if (session !== null && sessionId === session.recorded.session_id) session.summaryAdded = summary

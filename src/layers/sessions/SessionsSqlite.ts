@@ -2,7 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Clock, Effect, Exit, Layer, Option, Schema } from "effect"
+import { Cause, Clock, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
 import {
@@ -18,9 +18,8 @@ import {
 import { withSpanWhenTraced } from "../../programs/Spans.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
-import { Sessions } from "../../services/Sessions.js"
+import { Sessions, type UnrecordedCandidate } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
-import { makeGroupCommit, type Reply } from "../files/GroupCommit.js"
 import { makeSqliteDirect } from "../SqliteDirect.js"
 import { walDurability } from "../SqliteDurability.js"
 import { migrateRecord } from "../SqlMigrations.js"
@@ -28,11 +27,13 @@ import { makeWalCheckpointer } from "../WalCheckpointer.js"
 import Sessions0001 from "./migrations/0001_sessions.js"
 import Sessions0002, { FOREIGN_OWNER } from "./migrations/0002_record_turn.js"
 import Sessions0003 from "./migrations/0003_drop_last_active_index.js"
+import Sessions0004 from "./migrations/0004_forgotten_through.js"
 
 const migrations = {
   "1_sessions": Sessions0001,
   "2_record_turn": Sessions0002,
-  "3_drop_last_active_index": Sessions0003
+  "3_drop_last_active_index": Sessions0003,
+  "4_forgotten_through": Sessions0004
 }
 
 const TurnRow = Schema.Struct({
@@ -53,14 +54,16 @@ const HistoryRow = Schema.Struct({
 })
 const decodeHistoryRows = Schema.decodeUnknown(Schema.Array(HistoryRow))
 
-/** A turn waiting for the writer, and its caller waiting for the outcome. */
-interface Recording {
-  readonly turn: NewSessionTurn
-  readonly done: Reply<void, SessionError>
-}
-
 // 12 columns a turn: well under SQLite's 32,766 bound parameters per statement.
 const MAX_TURNS_PER_STATEMENT = 500
+
+/** A turn's record waits at most this long to be written with those that close after it... */
+const WRITE_AFTER = "20 millis"
+/** ...or until this many wait. */
+export const WRITE_AT_TURNS = 64
+
+/** How many sessions' owners are remembered from their last read. */
+const OWNERS_KEPT = 1_024
 
 const ioError = (sessionId: string, what: string) => (cause: SqlError.SqlError | unknown) =>
   new SessionError({
@@ -72,8 +75,9 @@ const ioError = (sessionId: string, what: string) => (cause: SqlError.SqlError |
 
 /**
  * Sessions over the SQLite client of `file` (the tables are created or migrated at start); queries are per session,
- * indexed. `batch` follows the traces' group commit: no commit waits for the disk (a crash of myclaw loses
- * nothing, a power loss may lose the last turns, which stay in the trace files); `always` syncs every commit.
+ * indexed. A turn's record is written behind it, with the others that close within WRITE_AFTER (see below): what a
+ * stopped process had not written is in the trace files, and comes back from them at the next start. `batch`
+ * follows the traces' group commit: no commit waits for the disk; `always` syncs every commit.
  */
 export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "always") =>
   Effect.gen(function*() {
@@ -111,8 +115,18 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
         ) END AS turns
       FROM sessions s WHERE s.id = ${sessionId}`).pipe(Effect.flatMap(decodeHistoryRows))
 
+    // The owners the last reads found (null: no such session yet), so that recording the turn that read its
+    // session's history need not read its owner again. An owner never changes; a session found missing may have
+    // been opened by another process since, which the record's own statement still refuses. The oldest are let go.
+    const owners = new Map<string, string | null>()
+    const remember = (sessionId: string, owner: string | null) => {
+      owners.delete(sessionId)
+      owners.set(sessionId, owner)
+      if (owners.size > OWNERS_KEPT) owners.delete(owners.keys().next().value!)
+    }
     const history = (sessionId: string, owner: string) =>
       Effect.flatMap(historyRow(sessionId, owner), ([row]) => {
+        remember(sessionId, row === undefined ? null : row.owner)
         if (row === undefined) return Effect.succeed({ summary: null, turns: [] })
         if (row.owner !== owner) return forbidden(sessionId)
         return Effect.succeed({ summary: row.summary, turns: row.turns ?? [] })
@@ -144,44 +158,134 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
             : Effect.fail(ioError(turn.sessionId, "cannot record the turn")(error)))
       )
 
-    // The turns that closed while the writer was busy, in one statement (group commit): it runs at the close of every
-    // turn, and each statement through the SQL client, and each commit, has a cost of its own. A statement of several
-    // turns is undone whole when one of them fails (another owner's session): each is then recorded alone, so that
-    // only that one fails.
-    const recordAlone = (job: Recording) =>
-      Effect.map(Effect.exit(recordOne(job.turn)), (exit) => {
+    // A turn whose record cannot be written is said so: its caller has gone on (the turn is in its trace, and the
+    // next start brings it back from there if it can).
+    const recordAlone = (turn: NewSessionTurn) =>
+      Effect.flatMap(Effect.exit(recordOne(turn)), (exit) => {
         checkpointer.wrote()
-        job.done(exit)
+        if (Exit.isSuccess(exit)) return Effect.void
+        return Effect.logError(
+          `the turn ${turn.traceId} is not in its session's history: ${
+            Cause.failureOption(exit.cause).pipe(
+              Option.map((error) => error.message),
+              Option.getOrElse(() => Cause.pretty(exit.cause))
+            )
+          }`
+        )
       })
-    const recordBatch = (jobs: ReadonlyArray<Recording>): Effect.Effect<void> =>
-      jobs.length === 1
-        ? Effect.asVoid(recordAlone(jobs[0]!))
+    // Turns in one statement; when it fails (another owner's session), each alone, so that only that one fails.
+    const recordTogether = (turns: ReadonlyArray<NewSessionTurn>): Effect.Effect<void> =>
+      turns.length === 1
+        ? recordAlone(turns[0]!)
         : Effect.flatMap(
-          Effect.exit(
-            direct.run(sql`INSERT INTO session_turn_records ${sql.insert(jobs.map((job) => rowOf(job.turn)))}`)
-          ),
+          Effect.exit(direct.run(sql`INSERT INTO session_turn_records ${sql.insert(turns.map(rowOf))}`)),
           (together) =>
             Exit.isSuccess(together)
-              ? Effect.sync(() => {
-                checkpointer.wrote(jobs.length)
-                for (const job of jobs) job.done(Exit.void)
-              })
-              : Effect.forEach(jobs, recordAlone, { discard: true })
+              ? Effect.sync(() => checkpointer.wrote(turns.length))
+              : Effect.forEach(turns, recordAlone, { discard: true })
         )
-    const writer = yield* makeGroupCommit<Recording>({ step: recordBatch, maxBatch: MAX_TURNS_PER_STATEMENT })
-    const closed = (turn: NewSessionTurn) => () =>
-      ioError(turn.sessionId, "cannot record the turn")("the sessions store is closed")
-    const recordTurn = (turn: NewSessionTurn) =>
-      writer.request<void, SessionError>((done) => ({ turn, done }), closed(turn)).pipe(
-        withSpanWhenTraced("Sessions.recordTurn")
+
+    // Write-behind: a closed turn's record waits, with those that close after it, until WRITE_AFTER has passed,
+    // WRITE_AT_TURNS wait, or its session is read, and they are written together (one statement, one commit, where
+    // a turn alone costs about five times its share). Its caller does not wait for the disk: the turn is already
+    // in its trace, written first, and a process that stops with records waiting finds them there at its next
+    // start (`unrecorded`). Until it is written, its session's owner is known from it.
+    let waiting: Array<NewSessionTurn> = []
+    // Each session with a turn waiting, or taken by a write not yet ended: its owner, and the write that takes its
+    // newest turn (writes are numbered as they take what waits).
+    const unwritten = new Map<string, { readonly owner: string; readonly write: number }>()
+    let writes = 0
+    const writing = yield* Effect.makeSemaphore(1)
+    let wake: (() => void) | undefined
+    // One write at a time, in the order turns closed; uninterruptible, so that what it took is written whole.
+    const writeWaiting: Effect.Effect<void> = Effect.uninterruptible(
+      writing.withPermits(1)(Effect.suspend(() => {
+        if (waiting.length === 0) return Effect.void
+        const turns = waiting
+        waiting = []
+        const write = writes++
+        const chunks: Array<ReadonlyArray<NewSessionTurn>> = []
+        for (let i = 0; i < turns.length; i += MAX_TURNS_PER_STATEMENT) {
+          chunks.push(turns.slice(i, i + MAX_TURNS_PER_STATEMENT))
+        }
+        return Effect.ensuring(
+          Effect.forEach(chunks, recordTogether, { discard: true }),
+          Effect.sync(() => {
+            for (const turn of turns) {
+              const entry = unwritten.get(turn.sessionId)
+              if (entry !== undefined && entry.write <= write) unwritten.delete(turn.sessionId)
+            }
+          })
+        )
+      }))
+    )
+    /** What waits for `sessionId`'s record is written first. */
+    const writtenFor = (sessionId: string) => unwritten.has(sessionId) ? writeWaiting : Effect.void
+    // The writer: when a turn waits, WRITE_AFTER later, everything that waits then. The scope's end writes the rest.
+    const someWaiting = Effect.async<void>((resume) => {
+      if (waiting.length > 0) resume(Effect.void)
+      else wake = () => resume(Effect.void)
+    })
+    yield* Effect.forkScoped(Effect.forever(
+      someWaiting.pipe(Effect.zipRight(Effect.sleep(WRITE_AFTER)), Effect.zipRight(writeWaiting))
+    ))
+    yield* Effect.addFinalizer(() => writeWaiting)
+
+    const storedOwner = (sessionId: string) =>
+      Effect.map(
+        direct.run(sql<{ owner: string }>`SELECT owner FROM sessions WHERE id = ${sessionId}`),
+        (rows) => rows[0]?.owner
       )
+    const enqueue = (turn: NewSessionTurn, stored: string | undefined): Effect.Effect<void, SessionError> =>
+      Effect.suspend(() => {
+        const owner = unwritten.get(turn.sessionId)?.owner ?? stored
+        if (owner !== undefined && owner !== turn.owner) return Effect.fail(forbidden(turn.sessionId))
+        waiting.push(turn)
+        unwritten.set(turn.sessionId, { owner: turn.owner, write: writes })
+        remember(turn.sessionId, turn.owner)
+        if (waiting.length >= WRITE_AT_TURNS) return writeWaiting
+        const waking = wake
+        wake = undefined
+        waking?.()
+        return Effect.void
+      })
+    const recordTurn = (turn: NewSessionTurn) =>
+      (unwritten.has(turn.sessionId)
+        ? enqueue(turn, undefined)
+        : owners.has(turn.sessionId)
+        ? enqueue(turn, owners.get(turn.sessionId) ?? undefined)
+        : Effect.flatMap(
+          Effect.catchTag(storedOwner(turn.sessionId), "SqlError", ioError(turn.sessionId, "cannot record the turn")),
+          (stored) => enqueue(turn, stored)
+        )).pipe(withSpanWhenTraced("Sessions.recordTurn"))
+
+    // Of the turns given, those not in their session, and not forgotten since they started.
+    const unrecorded = (turns: ReadonlyArray<UnrecordedCandidate>) =>
+      turns.length === 0
+        ? Effect.succeed([])
+        : writeWaiting.pipe(
+          Effect.zipRight(direct.run(sql<{ trace_id: string }>`SELECT j.value ->> '$.traceId' AS trace_id
+            FROM json_each(${JSON.stringify(turns)}) AS j
+            LEFT JOIN sessions s ON s.id = j.value ->> '$.sessionId'
+            WHERE NOT EXISTS (
+                SELECT 1 FROM session_turns t
+                WHERE t.session_id = j.value ->> '$.sessionId' AND t.trace_id = j.value ->> '$.traceId'
+              )
+              AND (s.forgotten_through IS NULL OR j.value ->> '$.startedAt' > s.forgotten_through)
+            ORDER BY j.key`)),
+          Effect.map((rows) => rows.map((row) => row.trace_id)),
+          Effect.catchTag("SqlError", ioError("", "cannot compare the traces with the sessions"))
+        )
 
     // Once a long session has a summary, every turn adds one: its span only when a tracer exports spans.
     const addSummary = (sessionId: string, summary: SessionSummary) =>
-      direct.run(
-        sql`INSERT OR REPLACE INTO session_summaries ${
-          sql.insert({ session_id: sessionId, ...summary, tainted_by: JSON.stringify(summary.tainted_by) })
-        }`
+      Effect.zipRight(
+        writtenFor(sessionId),
+        direct.run(
+          sql`INSERT OR REPLACE INTO session_summaries ${
+            sql.insert({ session_id: sessionId, ...summary, tainted_by: JSON.stringify(summary.tainted_by) })
+          }`
+        )
       ).pipe(
         Effect.andThen(() => checkpointer.wrote()),
         Effect.catchTag("SqlError", ioError(sessionId, "cannot store the summary")),
@@ -204,13 +308,14 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
       FROM sessions s ${where === null ? sql`` : sql`WHERE s.id = ${where}`}
       ORDER BY s.last_active_at DESC, s.id`.pipe(Effect.flatMap(decodeInfos))
 
-    const list = infos(null).pipe(Effect.catchTags({
+    const list = Effect.zipRight(writeWaiting, infos(null)).pipe(Effect.catchTags({
       SqlError: ioError("", "cannot list the sessions"),
       ParseError: ioError("", "a stored session is unreadable")
     }))
 
     const show = Effect.fn("Sessions.show")((sessionId: string) =>
       Effect.gen(function*() {
+        yield* writeWaiting
         const [info] = yield* infos(sessionId)
         if (info === undefined) return Option.none()
         const turns = yield* sql`SELECT * FROM session_turns WHERE session_id = ${sessionId} ORDER BY seq`.pipe(
@@ -225,21 +330,31 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
       }))
     )
 
+    // The turns waiting are written first, and the session keeps when its turns were forgotten: a trace that started
+    // until then is not brought back into it (`unrecorded`).
     const forget = Effect.fn("Sessions.forget")((sessionId: string) =>
-      direct.exclusive(sql.withTransaction(Effect.gen(function*() {
-        if (Option.isNone(yield* ownerOf(sessionId))) {
-          return yield* new SessionError({ sessionId, reason: "NotFound", message: `no session ${sessionId}` })
-        }
-        const deleted = yield* sql<{ seq: number }>`DELETE FROM session_turns WHERE session_id = ${sessionId}
+      Effect.zipRight(
+        writeWaiting,
+        direct.exclusive(sql.withTransaction(Effect.gen(function*() {
+          if (Option.isNone(yield* ownerOf(sessionId))) {
+            return yield* new SessionError({ sessionId, reason: "NotFound", message: `no session ${sessionId}` })
+          }
+          const now = yield* Clock.currentTimeMillis
+          yield* sql`UPDATE sessions SET forgotten_through = max(coalesce(forgotten_through, 0), ${now})
+          WHERE id = ${sessionId}`
+          const deleted = yield* sql<{ seq: number }>`DELETE FROM session_turns WHERE session_id = ${sessionId}
         RETURNING seq`
-        yield* sql`DELETE FROM session_summaries WHERE session_id = ${sessionId}`
-        return deleted.length
-      }))).pipe(Effect.catchTag("SqlError", ioError(sessionId, "cannot forget the session")))
+          yield* sql`DELETE FROM session_summaries WHERE session_id = ${sessionId}`
+          return deleted.length
+        })))
+      ).pipe(Effect.catchTag("SqlError", ioError(sessionId, "cannot forget the session")))
     )
 
     return Sessions.of({
-      history: (sessionId, owner) => withSpanWhenTraced("Sessions.history")(history(sessionId, owner)),
+      history: (sessionId, owner) =>
+        withSpanWhenTraced("Sessions.history")(Effect.zipRight(writtenFor(sessionId), history(sessionId, owner))),
       recordTurn,
+      unrecorded,
       addSummary,
       startNew,
       list,
