@@ -8,6 +8,7 @@ import {
   postTurn,
   readTraceFiles as readAllTraceFiles,
   serve,
+  sessionTraceCounts,
   traceFilesReader
 } from "../support/Serve.js"
 
@@ -73,7 +74,7 @@ const loadThenKill = (address: string, child: { kill: (signal: NodeJS.Signals) =
 
 describe("crash recovery", () => {
   it.scoped(
-    `${CYCLES} SIGKILLs under load: the audit log verifies, no trace is lost or glued, no spend is forgotten`,
+    `${CYCLES} SIGKILLs under load: the audit log verifies, no trace or session turn is lost or glued, no spend is forgotten`,
     () =>
       Effect.gen(function*() {
         const home = yield* workspaceWith(script, {
@@ -127,6 +128,13 @@ describe("crash recovery", () => {
         }
         // What was read cycle by cycle is what the files hold when read whole.
         assert.deepStrictEqual(readTraceFiles().counts, readAllTraceFiles(home).counts)
+        // Session records a kill cut off were added back from the traces at each start; stopped cleanly, the last
+        // service writes those still waiting. Every answered turn is in its session, and no turn is there twice.
+        service.child.kill("SIGTERM")
+        yield* Effect.promise(() => service.exited)
+        const recorded = yield* sessionTraceCounts(home)
+        for (const turn of turns) assert.strictEqual(recorded.get(turn.traceId), 1, `session turn of ${turn.traceId}`)
+        for (const [id, count] of recorded) assert.strictEqual(count, 1, `trace ${id} in its session ${count} times`)
         // The load really ran: turns were answered and turns were cut by the kills.
         assert.isAbove(turns.length, CYCLES)
         assert.isAbove(unanswered, 0)

@@ -199,6 +199,19 @@ export const auditTraceCounts = (home: string): ReadonlyMap<string, number> => {
 }
 
 /** What the budget store holds: the spend of every day and the reservations still open, in EUR. */
+/** How many times each trace is a turn of its session in `<home>/.state/sessions.sqlite`. */
+export const sessionTraceCounts = (home: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ trace_id: string; n: number }>`SELECT trace_id, count(*) AS n FROM session_turns
+      GROUP BY trace_id`
+    return new Map(rows.map((row) => [row.trace_id, row.n]))
+  }).pipe(
+    Effect.provide(SqliteClient.layer({ filename: NodePath.join(home, ".state", "sessions.sqlite") })),
+    Effect.scoped,
+    Effect.orDie
+  )
+
 export const budgetTotals = (home: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
