@@ -28,12 +28,14 @@ import Sessions0001 from "./migrations/0001_sessions.js"
 import Sessions0002, { FOREIGN_OWNER } from "./migrations/0002_record_turn.js"
 import Sessions0003 from "./migrations/0003_drop_last_active_index.js"
 import Sessions0004 from "./migrations/0004_forgotten_through.js"
+import Sessions0005 from "./migrations/0005_turn_once.js"
 
 const migrations = {
   "1_sessions": Sessions0001,
   "2_record_turn": Sessions0002,
   "3_drop_last_active_index": Sessions0003,
-  "4_forgotten_through": Sessions0004
+  "4_forgotten_through": Sessions0004,
+  "5_turn_once": Sessions0005
 }
 
 const TurnRow = Schema.Struct({
@@ -267,10 +269,7 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
           Effect.zipRight(direct.run(sql<{ trace_id: string }>`SELECT j.value ->> '$.traceId' AS trace_id
             FROM json_each(${JSON.stringify(turns)}) AS j
             LEFT JOIN sessions s ON s.id = j.value ->> '$.sessionId'
-            WHERE NOT EXISTS (
-                SELECT 1 FROM session_turns t
-                WHERE t.session_id = j.value ->> '$.sessionId' AND t.trace_id = j.value ->> '$.traceId'
-              )
+            WHERE NOT EXISTS (SELECT 1 FROM session_turns t WHERE t.trace_id = j.value ->> '$.traceId')
               AND (s.forgotten_through IS NULL OR j.value ->> '$.startedAt' > s.forgotten_through)
             ORDER BY j.key`)),
           Effect.map((rows) => rows.map((row) => row.trace_id)),

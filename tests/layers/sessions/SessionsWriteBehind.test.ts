@@ -159,4 +159,26 @@ describe("Sessions in SQLite: a turn's record is written behind it, with others"
         }).pipe(Effect.provide(layer))
       )
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("a turn two stores both record (one added it back while the other had it waiting) is there once", () =>
+    Effect.gen(function*() {
+      const { file, layer, onDisk } = yield* countingStore
+      const other = SessionsSqliteAt(file, "batch").pipe(Layer.provide(IdGeneratorLive))
+      yield* Effect.gen(function*() {
+        const sessions = yield* Sessions
+        yield* sessions.recordTurn(turnOf("s1", 1))
+        yield* sessions.recordTurn(turnOf("s1", 2))
+        // The other store (another process) writes the same turn first, then one of its own.
+        yield* Effect.scoped(
+          Effect.gen(function*() {
+            const second = yield* Sessions
+            yield* second.recordTurn(turnOf("s1", 2))
+            yield* second.recordTurn(turnOf("s2", 3))
+          }).pipe(Effect.provide(other))
+        )
+        assert.deepStrictEqual(yield* onDisk, [["s1", "trace-2"], ["s2", "trace-3"]])
+        assert.deepStrictEqual(yield* tracesOf("s1"), ["trace-2", "trace-1"])
+        assert.deepStrictEqual(yield* onDisk, [["s1", "trace-2"], ["s1", "trace-1"], ["s2", "trace-3"]])
+      }).pipe(Effect.provide(layer))
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
