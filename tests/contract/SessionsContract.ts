@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Option, TestClock } from "effect"
 import type { Layer } from "effect"
 import type { NewSessionTurn } from "../../src/domain/Session.js"
 import { Sessions } from "../../src/services/Sessions.js"
@@ -75,6 +75,17 @@ export const sessionsContract = (name: string, make: () => Layer.Layer<Sessions,
           [2, "trace-3"],
           [3, "trace-4"]
         ])
+      })))
+
+    it.scoped("a turn recorded twice (added back from its trace while its record waited) is there once", () =>
+      run(Effect.gen(function*() {
+        const sessions = yield* Sessions
+        yield* sessions.recordTurn(turnOf("s1", 1))
+        yield* sessions.recordTurn(turnOf("s1", 2))
+        yield* sessions.recordTurn(turnOf("s1", 1))
+        const history = yield* sessions.history("s1", "cli:alice")
+        assert.deepStrictEqual(history.turns.map((turn) => [turn.seq, turn.trace_id]), [[1, "trace-1"], [2, "trace-2"]])
+        assert.deepStrictEqual(yield* sessions.unrecorded([{ sessionId: "s1", traceId: "trace-2", startedAt: 0 }]), [])
       })))
 
     it.scoped("turns closing at once are all recorded, in order per session; another owner's is refused alone", () =>
@@ -156,5 +167,23 @@ export const sessionsContract = (name: string, make: () => Layer.Layer<Sessions,
         assert.deepInclude(Option.getOrThrow(yield* sessions.show("s1")).info, { turns: 0, summaries: 0 })
         assert.strictEqual((yield* Effect.flip(sessions.history("s1", "cli:bob"))).reason, "Forbidden")
         assert.strictEqual((yield* Effect.flip(sessions.forget("nope"))).reason, "NotFound")
+      })))
+
+    it.scoped("unrecorded names the turns not in their sessions, except those of a session forgotten since", () =>
+      run(Effect.gen(function*() {
+        const sessions = yield* Sessions
+        yield* sessions.recordTurn(turnOf("s1", 1))
+        yield* sessions.recordTurn(turnOf("s2", 2))
+        yield* TestClock.setTime(10_000)
+        assert.strictEqual(yield* sessions.forget("s2"), 1)
+        const candidates = [
+          { sessionId: "s1", traceId: "trace-1", startedAt: 500 },
+          { sessionId: "s1", traceId: "trace-3", startedAt: 3_000 },
+          { sessionId: "s2", traceId: "trace-2", startedAt: 1_500 },
+          { sessionId: "s2", traceId: "trace-4", startedAt: 10_000 },
+          { sessionId: "s2", traceId: "trace-5", startedAt: 10_001 },
+          { sessionId: "s9", traceId: "trace-6", startedAt: 6_000 }
+        ]
+        assert.deepStrictEqual(yield* sessions.unrecorded(candidates), ["trace-3", "trace-5", "trace-6"])
       })))
   })

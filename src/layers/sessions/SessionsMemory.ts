@@ -60,6 +60,8 @@ export const SessionsMemory = Layer.effect(
               last_active_at: turn.at
             }
           const turns = stored?.turns ?? []
+          // A turn is in its session once.
+          if (turns.some((recorded) => recorded.trace_id === turn.traceId)) return Effect.void
           const added: SessionTurn = { seq: (turns.at(-1)?.seq ?? 0) + 1, ...storedTurn(turn) }
           return update((map) =>
             map.set(turn.sessionId, {
