@@ -231,15 +231,20 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
     yield* Effect.forkScoped(Effect.forever(
       someWaiting.pipe(Effect.zipRight(Effect.sleep(WRITE_AFTER)), Effect.zipRight(writeWaiting))
     ))
-    yield* Effect.addFinalizer(() => writeWaiting)
+    // After the last write, a record would wait for ever: it is refused (its turn is in its trace).
+    let closed = false
+    yield* Effect.addFinalizer(() => Effect.zipRight(writeWaiting, Effect.sync(() => void (closed = true))))
 
     const storedOwner = (sessionId: string) =>
       Effect.map(
         direct.run(sql<{ owner: string }>`SELECT owner FROM sessions WHERE id = ${sessionId}`),
         (rows) => rows[0]?.owner
       )
+    const refusedAsClosed = (turn: NewSessionTurn) =>
+      Effect.fail(ioError(turn.sessionId, "cannot record the turn")("the sessions store is closed"))
     const enqueue = (turn: NewSessionTurn, stored: string | undefined): Effect.Effect<void, SessionError> =>
       Effect.suspend(() => {
+        if (closed) return refusedAsClosed(turn)
         const owner = unwritten.get(turn.sessionId)?.owner ?? stored
         if (owner !== undefined && owner !== turn.owner) return Effect.fail(forbidden(turn.sessionId))
         waiting.push(turn)
@@ -252,14 +257,22 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
         return Effect.void
       })
     const recordTurn = (turn: NewSessionTurn) =>
-      (unwritten.has(turn.sessionId)
-        ? enqueue(turn, undefined)
-        : owners.has(turn.sessionId)
-        ? enqueue(turn, owners.get(turn.sessionId) ?? undefined)
-        : Effect.flatMap(
-          Effect.catchTag(storedOwner(turn.sessionId), "SqlError", ioError(turn.sessionId, "cannot record the turn")),
-          (stored) => enqueue(turn, stored)
-        )).pipe(withSpanWhenTraced("Sessions.recordTurn"))
+      Effect.suspend(() =>
+        closed
+          ? refusedAsClosed(turn)
+          : unwritten.has(turn.sessionId)
+          ? enqueue(turn, undefined)
+          : owners.has(turn.sessionId)
+          ? enqueue(turn, owners.get(turn.sessionId) ?? undefined)
+          : Effect.flatMap(
+            Effect.catchTag(
+              storedOwner(turn.sessionId),
+              "SqlError",
+              ioError(turn.sessionId, "cannot record the turn")
+            ),
+            (stored) => enqueue(turn, stored)
+          )
+      ).pipe(withSpanWhenTraced("Sessions.recordTurn"))
 
     // Of the turns given, those not in their session, and not forgotten since they started.
     const unrecorded = (turns: ReadonlyArray<UnrecordedCandidate>) =>

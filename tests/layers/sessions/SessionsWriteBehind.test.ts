@@ -62,11 +62,11 @@ describe("Sessions in SQLite: a turn's record is written behind it, with others"
       )
     }).pipe(Effect.provide(NodeContext.layer)))
 
-  it.scoped("a read of a session with a turn waiting writes what waits first; so does the end of the store", () =>
+  it.scoped("a read of a session with a turn waiting writes what waits first; so does the end of the store, after which none is taken", () =>
     Effect.gen(function*() {
       const { counting, layer, onDisk, recordings } = yield* countingStore
       yield* counting(Effect.gen(function*() {
-        yield* Effect.scoped(
+        const closedStore = yield* Effect.scoped(
           Effect.gen(function*() {
             const sessions = yield* Sessions
             yield* sessions.recordTurn(turnOf("s1", 1))
@@ -78,9 +78,14 @@ describe("Sessions in SQLite: a turn's record is written behind it, with others"
             assert.strictEqual(yield* Ref.getAndSet(recordings, 0), 1, "both turns, in one statement")
             yield* sessions.recordTurn(turnOf("s1", 3))
             yield* sessions.recordTurn(turnOf("s4", 4))
+            return sessions
           }).pipe(Effect.provide(layer))
         )
         assert.strictEqual(yield* Ref.get(recordings), 1, "written when the store closed")
+        assert.include(
+          (yield* Effect.flip(closedStore.recordTurn(turnOf("s5", 5)))).message,
+          "the sessions store is closed"
+        )
         assert.deepStrictEqual(yield* onDisk, [["s1", "trace-1"], ["s1", "trace-3"], ["s2", "trace-2"], [
           "s4",
           "trace-4"
