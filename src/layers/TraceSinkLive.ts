@@ -1,4 +1,5 @@
-import { DateTime, Effect, Exit, Layer, Option } from "effect"
+import { Cause, DateTime, Effect, Exit, Layer, Option } from "effect"
+import { messageOf } from "../domain/Errors.js"
 import type { ExecutionTrace } from "../domain/ExecutionTrace.js"
 import type { NewSessionTurn } from "../domain/Session.js"
 import type { TraceListing } from "../domain/TraceListing.js"
@@ -53,8 +54,9 @@ const recoverTurns = (listed: ReadonlyArray<TraceListing>, store: TraceStore["Ty
       const trace = yield* store.get(traceId)
       if (Option.isNone(trace)) continue
       const exit = yield* Effect.exit(sessions.recordTurn(sessionTurnOf(trace.value)))
+      // A turn its session's owner refuses was refused when it closed too: it is left out again.
       if (Exit.isSuccess(exit)) recovered.push(traceId)
-      else if (exit.cause._tag === "Fail" && exit.cause.error.reason !== "Forbidden") yield* exit
+      else if (!Option.exists(Cause.failureOption(exit.cause), (error) => error.reason === "Forbidden")) yield* exit
     }
     if (recovered.length === 0) return
     yield* Effect.logWarning(
@@ -62,7 +64,10 @@ const recoverTurns = (listed: ReadonlyArray<TraceListing>, store: TraceStore["Ty
         `written): added again from their traces: ${recovered.join(", ")}`
     )
   }).pipe(
-    Effect.catchAll((error) => Effect.logWarning(`cannot compare the traces with the sessions: ${error.message}`))
+    // A defect too: the start goes on without what could not be added back (the next start tries again).
+    Effect.catchAllCause((cause) =>
+      Effect.logWarning(`cannot compare the traces with the sessions: ${messageOf(Cause.squash(cause))}`)
+    )
   )
 
 /** What a closed turn adds to its session: the exchange, its taint and what its prompts cost. */

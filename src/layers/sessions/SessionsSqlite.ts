@@ -165,14 +165,8 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
     const recordAlone = (turn: NewSessionTurn) =>
       Effect.flatMap(Effect.exit(recordOne(turn)), (exit) => {
         checkpointer.wrote()
-        if (Exit.isSuccess(exit)) return Effect.void
-        return Effect.logError(
-          `the turn ${turn.traceId} is not in its session's history: ${
-            Cause.failureOption(exit.cause).pipe(
-              Option.map((error) => error.message),
-              Option.getOrElse(() => Cause.pretty(exit.cause))
-            )
-          }`
+        return Exit.isSuccess(exit) ? Effect.void : Effect.logError(
+          `the turn ${turn.traceId} is not in its session's history: ${messageOf(Cause.squash(exit.cause))}`
         )
       })
     // Turns in one statement; when it fails (another owner's session), each alone, so that only that one fails.
