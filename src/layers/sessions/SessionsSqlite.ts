@@ -93,10 +93,11 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
     // Each write counted, so that its log is folded into the database file by a thread of its own.
     const checkpointer = yield* makeWalCheckpointer(file)
 
-    const ownerOf = (sessionId: string) =>
+    // A session's owner as stored (undefined: no such session).
+    const storedOwner = (sessionId: string) =>
       Effect.map(
-        sql<{ owner: string }>`SELECT owner FROM sessions WHERE id = ${sessionId}`,
-        (rows) => Option.fromNullable(rows[0]?.owner)
+        direct.run(sql<{ owner: string }>`SELECT owner FROM sessions WHERE id = ${sessionId}`),
+        (rows) => rows[0]?.owner
       )
 
     // A session's history in one statement: its owner, and only for that owner its newest summary and the turns after
@@ -229,11 +230,6 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
     let closed = false
     yield* Effect.addFinalizer(() => Effect.zipRight(writeWaiting, Effect.sync(() => void (closed = true))))
 
-    const storedOwner = (sessionId: string) =>
-      Effect.map(
-        direct.run(sql<{ owner: string }>`SELECT owner FROM sessions WHERE id = ${sessionId}`),
-        (rows) => rows[0]?.owner
-      )
     const refusedAsClosed = (turn: NewSessionTurn) =>
       Effect.fail(ioError(turn.sessionId, "cannot record the turn")("the sessions store is closed"))
     const enqueue = (turn: NewSessionTurn, stored: string | undefined): Effect.Effect<void, SessionError> =>
@@ -342,7 +338,7 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
       Effect.zipRight(
         writeWaiting,
         direct.exclusive(sql.withTransaction(Effect.gen(function*() {
-          if (Option.isNone(yield* ownerOf(sessionId))) {
+          if ((yield* storedOwner(sessionId)) === undefined) {
             return yield* new SessionError({ sessionId, reason: "NotFound", message: `no session ${sessionId}` })
           }
           const now = yield* Clock.currentTimeMillis
