@@ -1,8 +1,8 @@
 import { Cause, Clock, Context, DefaultServices, Effect, Exit, Fiber, FiberId, FiberRefs, Runtime } from "effect"
 import { waitCleanedUp } from "./AsyncWait.js"
+import { makeSharedTimers, type Schedule } from "./SharedTimers.js"
 
-/** Schedules `task` after `ms` milliseconds; the returned function cancels it. */
-export type Schedule = (task: () => void, ms: number) => () => void
+export type { Schedule } from "./SharedTimers.js"
 
 /** The clock every fiber starts with: its sleeps are plain timers. */
 const defaultClock = Effect.runSync(Effect.clock)
@@ -10,11 +10,10 @@ const defaultClock = Effect.runSync(Effect.clock)
 // Past this, a JavaScript timer fires at once: such a limit is no limit.
 const MAX_TIMER_MS = 2 ** 31 - 1
 
-const timers: Schedule = (task, ms) => {
-  if (ms > MAX_TIMER_MS) return () => undefined
-  const handle = setTimeout(task, ms)
-  return () => clearTimeout(handle)
-}
+// Limits of one length share a timer (see makeSharedTimers): most end long before it would fire.
+const shared = makeSharedTimers({ now: () => performance.now(), start: (fire, ms) => setTimeout(fire, ms) })
+
+const timers: Schedule = (task, ms) => ms > MAX_TIMER_MS ? () => undefined : shared(task, ms)
 
 /**
  * `self` with a limit of `ms` over one fiber and a timer, where `Effect.timeoutFail` races two fibers (the
