@@ -97,35 +97,58 @@ export type ToolSpec<A, I> =
     }
   )
 
+/** How a tool's prepared calls are made: one per tool. */
+interface CallMaker<A> {
+  readonly summarize: (args: A) => string
+  readonly execute: (args: A) => PreparedCall["execute"]
+  readonly run: ((args: A, context: ToolRunContext) => PromiseLike<ToolOutput>) | undefined
+}
+
+/**
+ * A call of a tool made with `defineTool`. Its summary (read when the owner is asked to approve the call) and its
+ * effect (run for a tool written as an effect; one written as an async function runs through `run`) are made the
+ * first time they are read: most calls never read either, and the summary serialises the arguments. Every call
+ * has the same fields (`run` undefined for an effect): one shape for the code reading them.
+ */
+class DefinedCall<A> implements PreparedCall {
+  readonly run: PreparedCall["run"]
+  private summaryMade: string | undefined = undefined
+  private executeMade: PreparedCall["execute"] | undefined = undefined
+  constructor(readonly args: A, readonly target: string, private readonly maker: CallMaker<A>) {
+    const run = maker.run
+    this.run = run === undefined ? undefined : (context) => run(args, context)
+  }
+  get summary(): string {
+    return this.summaryMade ??= this.maker.summarize(this.args)
+  }
+  get execute(): PreparedCall["execute"] {
+    return this.executeMade ??= this.maker.execute(this.args)
+  }
+}
+
 export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
   const decode = Schema.decodeUnknownEither(spec.parameters, { errors: "all", onExcessProperty: "error" })
   const target = spec.target ?? (() => "")
   const summarize = spec.summarize ?? ((args: A) => `${spec.name} ${JSON.stringify(args)}`)
-  // Every prepared call has the same keys (`run` undefined for an effect): one shape for the code reading them.
-  const preparedCall = (
-    args: A,
-    execute: PreparedCall["execute"],
-    run: PreparedCall["run"]
-  ): PreparedCall => ({ args, target: target(args), summary: summarize(args), execute, run })
-  let prepare: Tool["prepare"]
+  let maker: CallMaker<A>
   if (spec.run === undefined) {
     const execute = spec.execute
-    prepare = (input) =>
-      Either.map(decode(input), (args) => preparedCall(args, Effect.suspend(() => execute(args)), undefined))
+    maker = { summarize, execute: (args) => Effect.suspend(() => execute(args)), run: undefined }
   } else {
     const run = spec.run
     const rejected = rejectionOf(spec.name)
-    prepare = (input) =>
-      Either.map(decode(input), (args) =>
-        preparedCall(
-          args,
-          Effect.tryPromise({
-            try: (signal) => Promise.resolve(run(args, { signal })),
-            catch: rejected
-          }),
-          (context) => run(args, context)
-        ))
+    maker = {
+      summarize,
+      execute: (args) =>
+        Effect.tryPromise({
+          try: (signal) => Promise.resolve(run(args, { signal })),
+          catch: rejected
+        }),
+      run
+    }
   }
+  const prepare: Tool["prepare"] = (input) =>
+    Either.map(decode(input), (args) => new DefinedCall(args, target(args), maker))
   return {
     name: spec.name,
     description: spec.description,
