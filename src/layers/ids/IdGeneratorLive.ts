@@ -1,33 +1,55 @@
 import { Effect, Layer } from "effect"
-import { randomBytes, randomUUID } from "node:crypto"
+import { randomBytes } from "node:crypto"
 import { IdGenerator, type IdKind, logDrawn } from "../../services/IdGenerator.js"
 
 const POOL_BYTES = 4096
 
+const DIGITS = "0123456789abcdef"
+
 /**
- * The same text as one flat string. Node builds a UUID by joining 2-digit pieces, which V8 keeps as a tree of
- * about twenty pieces (some 350 bytes, where the flat text is 56): every open turn holds its trace id, and every
- * step and record of the turn names it.
+ * A random (version 4) UUID from the 16 random bytes of `bytes` at `offset`, written into `into` (36 bytes or more)
+ * and read out as one flat string. Node's `randomUUID` joins 2-digit pieces, which V8 keeps as a tree of about
+ * twenty pieces (some 350 bytes, where the flat text is 56), and copying it flat cost more than making it: every
+ * open turn holds its trace id, and every step and record of the turn names it.
  */
-const flatCopy = (ascii: string): string => Buffer.from(ascii, "latin1").toString("latin1")
+export const uuidFrom = (bytes: Buffer, offset: number, into: Buffer): string => {
+  let at = 0
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) into[at++] = 0x2d
+    const random = bytes.readUInt8(offset + i)
+    // The version (4) and the variant (10xx) bits.
+    const byte = i === 6 ? (random & 0x0f) | 0x40 : i === 8 ? (random & 0x3f) | 0x80 : random
+    into[at++] = DIGITS.charCodeAt(byte >> 4)
+    into[at++] = DIGITS.charCodeAt(byte & 15)
+  }
+  return into.toString("latin1", 0, 36)
+}
 
 /** Random ids: a UUID for traces, hex with a kind prefix for the rest, from a pool of random bytes refilled in bulk. */
 export const makeIdGeneratorLive = Effect.sync(() => {
   let pool = randomBytes(POOL_BYTES)
   let offset = 0
-  const hex = (bytes: number): string => {
+  const take = (bytes: number): number => {
     if (offset + bytes > pool.length) {
       pool = randomBytes(POOL_BYTES)
       offset = 0
     }
-    const text = pool.toString("hex", offset, offset + bytes)
+    const at = offset
     offset += bytes
-    return text
+    return at
   }
+  const hex = (bytes: number): string => {
+    const at = take(bytes)
+    return pool.toString("hex", at, at + bytes)
+  }
+  const uuid = Buffer.alloc(36)
   const make = (kind: IdKind): string => {
     switch (kind) {
-      case "trace":
-        return flatCopy(randomUUID())
+      case "trace": {
+        // Taken before `pool` is read: taking may refill it.
+        const at = take(16)
+        return uuidFrom(pool, at, uuid)
+      }
       case "wrapper":
         return hex(8)
       case "approval":
