@@ -1,6 +1,7 @@
 import { Effect, Either, Schema } from "effect"
 import type { ParseResult } from "effect"
 import { messageOf, type PathEscapeError, ToolExecutionError } from "./Errors.js"
+import { decodePlain, plainFieldsOf } from "./PlainStruct.js"
 import type { ToolResultStatus } from "./ToolCall.js"
 
 export type ToolFailure = ToolExecutionError | PathEscapeError
@@ -147,8 +148,16 @@ export const defineTool = <A, I>(spec: ToolSpec<A, I>): Tool => {
       run
     }
   }
-  const prepare: Tool["prepare"] = (input) =>
-    Either.map(decode(input), (args) => new DefinedCall(args, target(args), maker))
+  // A struct of plain fields (most tools' parameters) is checked directly when its arguments are valid; the
+  // decoder, which gives the same arguments, runs for the others, and says what is wrong with invalid ones.
+  const plain = plainFieldsOf(spec.parameters.ast)
+  const prepare: Tool["prepare"] = (input) => {
+    const checked = plain === undefined ? undefined : decodePlain(plain, input)
+    return checked === undefined
+      ? Either.map(decode(input), (args) => new DefinedCall(args, target(args), maker))
+      // `checked` is what the decoder gives: of the struct's type, which is A.
+      : Either.right(new DefinedCall(checked as A, target(checked as A), maker))
+  }
   return {
     name: spec.name,
     description: spec.description,
