@@ -35,18 +35,21 @@ export const plainFieldsOf = (ast: SchemaAST.AST): PlainFields | undefined => {
  * What decoding `input` with the plain struct of `fields` (every error reported, an excess property an error)
  * gives when it succeeds: a new object with the fields in the struct's order. Undefined when it would fail:
  * the decoder itself then says why. A struct of plain fields is what most tools take, and the decoder's general
- * walk costs about ten times these checks.
+ * walk costs about four times these checks.
  */
 export const decodePlain = (fields: PlainFields, input: unknown): Record<string, unknown> | undefined => {
   if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
-  const keys = Reflect.ownKeys(input)
-  if (keys.length !== fields.length) return undefined
+  // Every own key, as the decoder counts them (Reflect.ownKeys, several times slower than these two together).
+  if (Object.getOwnPropertyNames(input).length !== fields.length) return undefined
+  if (Object.getOwnPropertySymbols(input).length > 0) return undefined
   const record = input as Record<string, unknown>
   const output: Record<string, unknown> = {}
-  for (const [name, primitive] of fields) {
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!
+    const name = field[0]
     if (!Object.hasOwn(record, name)) return undefined
     const value = record[name]
-    if (typeof value !== primitive) return undefined
+    if (typeof value !== field[1]) return undefined
     output[name] = value
   }
   return output

@@ -62,7 +62,10 @@ describe("decodePlain", () => {
     )
   })
 
-  it("refuses what only looks like the struct: inherited fields, a symbol key, an array", () => {
+  it("refuses what only looks like the struct: inherited fields, a symbol key, a hidden key, an array", () => {
+    const hidden = Object.defineProperty({ path: "a", count: 1, force: true }, "hidden", { value: 1 })
+    assert.isTrue(Either.isLeft(decodeAll(hidden)), "the decoder counts it as an excess property")
+    assert.isUndefined(decodePlain(fields, hidden))
     assert.isUndefined(decodePlain(fields, Object.create({ path: "a", count: 1, force: true })))
     assert.isUndefined(
       decodePlain(fields, Object.assign(Object.create({ force: true }), { path: "a", count: 1, x: 1 }))
