@@ -2,9 +2,12 @@ import { budgetRead } from "../../domain/BudgetReads.js"
 import type { BudgetRead } from "../../domain/ExecutionTrace.js"
 import type { Budget, BudgetStatus } from "../../services/Budget.js"
 
-/** Two recorded reads that say the same, field by field. */
-const same = (a: BudgetRead, b: BudgetRead): boolean =>
-  (Object.keys(a) as Array<keyof BudgetRead>).every((key) => a[key] === b[key])
+/** Two recorded reads that say the same, field by field (every field of a read: a test holds them to the schema's). */
+export const sameRead = (a: BudgetRead, b: BudgetRead): boolean =>
+  a.level === b.level && a.day === b.day && a.time_zone === b.time_zone && a.spent_eur === b.spent_eur &&
+  a.reserved_eur === b.reserved_eur && a.soft_cap_eur === b.soft_cap_eur && a.hard_cap_eur === b.hard_cap_eur &&
+  a.resets_at === b.resets_at && a.override_until === b.override_until &&
+  a.soft_notice_pending === b.soft_notice_pending
 
 type BudgetService = Budget["Type"]
 
@@ -65,7 +68,7 @@ class RecordingBudget implements BudgetService {
   private record(status: BudgetStatus): BudgetStatus {
     const read = budgetRead(status)
     const last = this.reads.latest ?? lastReads.get(this.budget)
-    const kept = last !== undefined && same(last, read) ? last : read
+    const kept = last !== undefined && sameRead(last, read) ? last : read
     // A new record only: a read that repeats the last one changes nothing to remember.
     if (kept !== last) lastReads.set(this.budget, kept)
     this.reads.push(kept)

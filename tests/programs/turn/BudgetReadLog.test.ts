@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { BudgetRead } from "../../../src/domain/ExecutionTrace.js"
-import { BudgetReadLog } from "../../../src/programs/turn/BudgetReads.js"
+import { BudgetRead } from "../../../src/domain/ExecutionTrace.js"
+import { BudgetReadLog, sameRead } from "../../../src/programs/turn/BudgetReads.js"
 
 const read = (spent: number): BudgetRead => ({
   level: "ok",
@@ -31,5 +31,27 @@ describe("BudgetReadLog", () => {
     assert.strictEqual(log.latest, c)
     // Each call gives an array of its own.
     assert.notStrictEqual(log.all(), all)
+  })
+
+  it("two reads are the same when every field of the schema is", () => {
+    const base = read(0.25)
+    assert.isTrue(sameRead(base, { ...base }))
+    const other: Record<keyof BudgetRead, unknown> = {
+      level: "soft",
+      day: "2026-12-06",
+      time_zone: "Europe/Rome",
+      spent_eur: 0.5,
+      reserved_eur: 0.1,
+      soft_cap_eur: 3,
+      hard_cap_eur: 4,
+      resets_at: 1,
+      override_until: 5,
+      soft_notice_pending: true
+    }
+    // Every field the schema has, and no other: a field added to reads must be compared too.
+    assert.deepStrictEqual(Object.keys(other).sort(), Object.keys(BudgetRead.fields).sort())
+    for (const [field, value] of Object.entries(other)) {
+      assert.isFalse(sameRead(base, { ...base, [field]: value }), field)
+    }
   })
 })
