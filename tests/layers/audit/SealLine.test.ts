@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
 import { hmac, openLine, sealLine } from "../../../src/layers/audit/Seal.js"
 
 const key = new Uint8Array(32).fill(7)
@@ -60,5 +61,45 @@ describe("a sealed audit line", () => {
     const unsigned = `{"kind":"x","none":null,"list":[1,null,[2.5,"a"],{"b":false}],` +
       `"at":"2026-12-03T00:00:00.000Z","amount":"12.50 EUR","price":{"eur":2},"seq":3,"prev":"p","epoch":2}`
     assert.strictEqual(line, `${unsigned.slice(0, -1)},"sig":"${hmac(key, "record", unsigned)}"}`)
+  })
+
+  // A number JSON cannot write, anywhere JSON.stringify looks (these values have no toJSON).
+  const nonFinite = (v: unknown): boolean =>
+    typeof v === "number"
+      ? !Number.isFinite(v)
+      : Array.isArray(v)
+      ? v.some(nonFinite)
+      : typeof v === "object" && v !== null && Object.values(v).some(nonFinite)
+
+  it("is, for any record, what JSON.stringify writes of the record and its seal merged into one object", () => {
+    // Records of any JSON-like values (nulls, nested objects and arrays, numbers JSON cannot write, keys that are
+    // the seal's), each line compared with the merged object's JSON, or both refused.
+    const value = fc.letrec((tie) => ({
+      leaf: fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined)),
+      tree: fc.oneof(
+        { depthSize: "small" },
+        tie("leaf"),
+        fc.array(tie("tree")),
+        fc.dictionary(fc.string(), tie("tree"))
+      )
+    })).tree
+    const record = fc.dictionary(fc.oneof(fc.string(), fc.constantFrom("seq", "prev", "epoch", "kind")), value)
+    const seal = fc.record({ seq: fc.nat(), prev: fc.string(), epoch: fc.oneof(fc.nat(), fc.constant(Number.NaN)) })
+    fc.assert(
+      fc.property(record, seal, (fields, sealed) => {
+        const merged = Object.assign({}, fields, sealed)
+        const unsigned = JSON.stringify(merged)
+        const writable = !nonFinite(merged)
+        if (!writable) {
+          assert.throws(() => sealLine(fields, sealed, key), /has no JSON form/)
+          return
+        }
+        assert.strictEqual(
+          sealLine(fields, sealed, key),
+          `${unsigned.slice(0, -1)},"sig":"${hmac(key, "record", unsigned)}"}`
+        )
+      }),
+      { numRuns: 1000 }
+    )
   })
 })
