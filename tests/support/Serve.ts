@@ -182,12 +182,19 @@ export const traceFilesReader = (home: string): () => TraceFiles => {
   }
 }
 
-/** How many times each trace id has a `trace` record in the audit log's monthly files. */
+/**
+ * How many times each trace id has a `trace` record in the audit log's monthly files. A file that does not end with
+ * a newline ends with the part of a line a killed writer had written (its next start moves it aside): that part is
+ * not a record; every other line must be one.
+ */
 export const auditTraceCounts = (home: string): ReadonlyMap<string, number> => {
   const dir = NodePath.join(home, ".audit")
   const counts = new Map<string, number>()
   for (const name of NodeFs.readdirSync(dir).filter((n) => /^\d{4}-\d{2}\.jsonl$/.test(n))) {
-    for (const line of NodeFs.readFileSync(NodePath.join(dir, name), "utf8").split("\n")) {
+    const lines = NodeFs.readFileSync(NodePath.join(dir, name), "utf8").split("\n")
+    // The last element is what follows the last newline: empty, or a torn tail.
+    lines.pop()
+    for (const line of lines) {
       if (line === "") continue
       const record = JSON.parse(line) as { readonly kind?: unknown; readonly trace_id?: unknown }
       if (record.kind === "trace" && typeof record.trace_id === "string") {
