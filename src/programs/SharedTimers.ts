@@ -1,7 +1,10 @@
 /** Schedules `task` after `ms` milliseconds; the returned function cancels it. */
 export type Schedule = (task: () => void, ms: number) => () => void
 
-/** A timer of the host (Node's `setTimeout`): it fires once; `unref` lets the process end while it is pending. */
+/**
+ * A timer of the host (Node's `setTimeout`): it fires once; `unref` lets the process end while it is pending, `ref`
+ * undoes that. Both may be called again and again.
+ */
 export interface TimerHandle {
   readonly ref: () => void
   readonly unref: () => void
@@ -31,9 +34,8 @@ class Entry {
 interface Lane {
   head: Entry | undefined
   tail: Entry | undefined
-  // The host's timer while it is set, and whether it keeps the process alive (only while a limit waits).
+  // The host's timer while it is set; it keeps the process alive only while a limit waits.
   timer: TimerHandle | undefined
-  refed: boolean
 }
 
 /**
@@ -60,7 +62,6 @@ export const makeSharedTimers = (host: TimerHost): Schedule => {
 
   const arm = (lane: Lane, ms: number) => {
     lane.timer = host.start(() => fire(lane), Math.max(1, Math.ceil(ms)))
-    lane.refed = true
   }
 
   const fire = (lane: Lane) => {
@@ -87,7 +88,7 @@ export const makeSharedTimers = (host: TimerHost): Schedule => {
   return (task, ms) => {
     let lane = lanes.get(ms)
     if (lane === undefined) {
-      lane = { head: undefined, tail: undefined, timer: undefined, refed: false }
+      lane = { head: undefined, tail: undefined, timer: undefined }
       lanes.set(ms, lane)
     }
     const now = host.now()
@@ -98,19 +99,13 @@ export const makeSharedTimers = (host: TimerHost): Schedule => {
     // Without a timer, one is set for the first entry (this one, unless a task run as the timer fired makes it);
     // a timer still set falls due no later than the first entry (it was set for an entry made before it).
     if (lane.timer === undefined) arm(lane, (lane.head ?? entry).due - now)
-    else if (!lane.refed) {
-      lane.timer.ref()
-      lane.refed = true
-    }
+    else lane.timer.ref()
     const owner = lane
     return () => {
       if (entry.task === undefined) return
       entry.task = undefined
       unlink(owner, entry)
-      if (owner.head === undefined && owner.timer !== undefined && owner.refed) {
-        owner.timer.unref()
-        owner.refed = false
-      }
+      if (owner.head === undefined) owner.timer?.unref()
     }
   }
 }
