@@ -55,31 +55,25 @@ export const makeGroupCommit = <J>(options: GroupCommitOptions<J>) =>
       notify()
       return true
     }
-    // The next batch, waiting for one if need be; empty once closing has taken every job (and then shut).
-    // The wait checks again as it begins: a job queued in between is not left waiting for the next one.
-    const nextBatch: Effect.Effect<ReadonlyArray<J>> = Effect.suspend(() => {
-      if (pending.length > 0) return Effect.succeed(pending.splice(0, maxBatch))
-      if (closing) {
-        shut = true
-        return Effect.succeed([])
-      }
-      return Effect.zipRight(
-        Effect.async<void>((resume) => {
-          if (pending.length > 0 || closing) resume(Effect.void)
-          else wake = () => resume(Effect.void)
-        }),
-        nextBatch
-      )
+    // Waits for a job, or for closing; checks again as it begins: a job queued in between is not left waiting.
+    const wait = Effect.async<void>((resume) => {
+      if (pending.length > 0 || closing) resume(Effect.void)
+      else wake = () => resume(Effect.void)
     })
     // The writer fiber stops when closing has emptied the buffer, never by interruption: an interrupt that
     // reaches it while a step runs a finalizer (a file or a lock released) can be lost, when that step had joined
     // a fiber that was interrupted, and the fiber would then wait for jobs for ever, holding up the close of the
     // scope. Taking and writing are uninterruptible: jobs already taken are never dropped (their callers would
-    // wait for ever).
-    const loop: Effect.Effect<void> = Effect.flatMap(
-      nextBatch,
-      (jobs) => jobs.length === 0 ? Effect.void : Effect.zipRight(options.step(jobs), loop)
-    )
+    // wait for ever). Each turn through the loop takes everything queued as one batch, or waits, or (closing with
+    // nothing left) shuts the writer; every record of every turn comes through here.
+    const loop: Effect.Effect<void> = Effect.suspend(() => {
+      if (pending.length > 0) return Effect.zipRight(options.step(pending.splice(0, maxBatch)), loop)
+      if (closing) {
+        shut = true
+        return Effect.void
+      }
+      return Effect.zipRight(wait, loop)
+    })
     const fiber = yield* Effect.forkDaemon(Effect.uninterruptible(loop))
     // When the scope closes: the fiber writes what is queued (jobs queued meanwhile too) and ends, whatever it
     // could not take (it died) is written here, then the owner's shutdown runs.
