@@ -94,41 +94,69 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
     // A batch of a few traces is written by the writer fiber itself (see appendAll); syncing is what takes time,
     // and under "batch" that is never done here.
     const encode = makeBatchEncoder()
-    const append = Effect.fnUntraced(function*(file: string, lines: ReadonlyArray<string>) {
-      const handle = yield* handleFor(file)
-      yield* appendAll(handle.fd, encode(lines, "\n")).pipe(
-        Effect.mapError(ioError(file, "cannot append the trace")),
-        // A write that failed may have left part of a line: the file is reopened, and so repaired, next time.
-        Effect.tapError(() => syncing.withPermits(1)(Effect.promise(() => closeHandles().catch(() => undefined))))
-      )
-      unsynced.add(handle)
-    })
+    // A write that failed may have left part of a line: the files are closed, and so repaired when next opened.
+    const closeAfterFailure = syncing.withPermits(1)(Effect.promise(() => closeHandles().catch(() => undefined)))
+    // Chains, not generators, from here to the batch's answers: every trace is written through them, and a
+    // generator's steps cost the writer fiber several runtime operations each. The lines are encoded as the write
+    // runs: a batch's later file is encoded once the one before it is written.
+    const appendTo = (handle: NodeFs.FileHandle, file: string, lines: ReadonlyArray<string>) =>
+      Effect.matchEffect(Effect.suspend(() => appendAll(handle.fd, encode(lines, "\n"))), {
+        onFailure: (error) =>
+          Effect.zipRight(closeAfterFailure, Effect.fail(ioError(file, "cannot append the trace")(error))),
+        onSuccess: () => {
+          unsynced.add(handle)
+          return Effect.void
+        }
+      })
+    const append = (file: string, lines: ReadonlyArray<string>): Effect.Effect<void, TraceStoreError> => {
+      const open = handles.get(file)
+      return open !== undefined
+        ? appendTo(open, file, lines)
+        : Effect.flatMap(handleFor(file), (handle) => appendTo(handle, file, lines))
+    }
 
-    /**
-     * One batch: each month's lines in one write; under `"always"` one sync covers the batch before any
-     * `persist` of it returns.
-     */
-    const step = Effect.fnUntraced(function*(jobs: ReadonlyArray<Write>) {
-      const byFile = new Map<string, Array<Write>>()
+    /** A batch's writes by file, in the order each file first comes: nearly always one month's, one file. */
+    const byFile = (jobs: ReadonlyArray<Write>): ReadonlyArray<readonly [string, ReadonlyArray<Write>]> => {
+      const first = jobs[0]!.file
+      if (jobs.every((job) => job.file === first)) return [[first, jobs]]
+      const groups = new Map<string, Array<Write>>()
       for (const job of jobs) {
-        const group = byFile.get(job.file)
-        if (group === undefined) byFile.set(job.file, [job])
+        const group = groups.get(job.file)
+        if (group === undefined) groups.set(job.file, [job])
         else group.push(job)
       }
-      const outcomes: Array<readonly [ReadonlyArray<Write>, Exit.Exit<void, TraceStoreError>]> = []
-      for (const [file, items] of byFile) {
-        outcomes.push([items, yield* Effect.exit(append(file, items.map((item) => item.line)))])
-      }
-      if (fsync === "always" && outcomes.length > 0) {
-        const synced = yield* Effect.exit(sync)
-        for (let i = 0; i < outcomes.length; i++) {
-          if (Exit.isSuccess(outcomes[i]![1])) outcomes[i] = [outcomes[i]![0], synced]
-        }
-      }
+      return [...groups]
+    }
+
+    type Outcome = readonly [ReadonlyArray<Write>, Exit.Exit<void, TraceStoreError>]
+    /** Each write answered with its file's outcome; under `"always"`, a written file's with the sync's. */
+    const answer = (outcomes: ReadonlyArray<Outcome>, synced?: Exit.Exit<void, TraceStoreError>) => {
       for (const [items, exit] of outcomes) {
-        for (const item of items) item.done(exit)
+        const outcome = synced !== undefined && Exit.isSuccess(exit) ? synced : exit
+        for (const item of items) item.done(outcome)
       }
-    })
+    }
+
+    /**
+     * One batch: each month's lines in one write, the files one after another (the encoder's buffer is reused);
+     * under `"always"` one sync covers the batch before any `persist` of it returns.
+     */
+    const step = (jobs: ReadonlyArray<Write>): Effect.Effect<void> => {
+      if (jobs.length === 0) return Effect.void
+      const groups = byFile(jobs)
+      const outcomes: Array<Outcome> = []
+      const write = (index: number): Effect.Effect<void> => {
+        const [file, items] = groups[index]!
+        return Effect.flatMap(Effect.exit(append(file, items.map((item) => item.line))), (exit) => {
+          outcomes.push([items, exit])
+          if (index + 1 < groups.length) return write(index + 1)
+          if (fsync === "always") return Effect.map(Effect.exit(sync), (synced) => answer(outcomes, synced))
+          answer(outcomes)
+          return Effect.void
+        })
+      }
+      return write(0)
+    }
 
     const commit = yield* makeGroupCommit<Write>({
       step,
