@@ -89,22 +89,9 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
       return monthlyFile(month)
     }
 
-    /**
-     * Appends `records` to the chain of `head`, moving the monthly chain to a new month's file first when the
-     * month changed (the previous file's name is pushed to `rotated`, for compression).
-     */
-    const write = Effect.fnUntraced(function*(
-      head: Head,
-      records: ReadonlyArray<AuditRecord>,
-      key: EpochKey,
-      now: number,
-      rotated: Array<string>
-    ) {
-      const target = head.chain === MONTHLY_CHAIN ? monthTarget(head, records, now) : head.chain
-      const path = joinPath(auditDir, target)
-      const problem = broken.get(target)
-      if (problem !== undefined) return yield* new AuditError({ path, reason: "Io", message: problem })
-      if (head.file !== target) {
+    /** Moves `head` to the file `target` (the monthly chain to a new month): the file before it closed, named in `rotated`. */
+    const moveTo = (head: Head, target: string, path: string, rotated: Array<string>) =>
+      Effect.gen(function*() {
         if (head.file !== undefined) {
           yield* close(head.file)
           rotated.push(head.file)
@@ -112,29 +99,44 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
         head.file = target
         head.newestMonth = monthOfFile(target)
         head.size = yield* fs.stat(path).pipe(Effect.map((info) => Number(info.size)), Effect.orElseSucceed(() => 0))
-      }
+      })
+
+    /**
+     * Seals `records` after the head of their chain, appends them with one write to `target`, and moves the head
+     * past them. A chain, not a generator: every record of every turn is written through it. A failed write is
+     * cut back to the last whole line; a file whose cut fails is refused until myclaw restarts.
+     */
+    const append = (
+      head: Head,
+      target: string,
+      path: string,
+      records: ReadonlyArray<AuditRecord>,
+      key: EpochKey
+    ): Effect.Effect<void, AuditError> => {
       let { hash, seq } = head
       const lines: Array<string> = []
       for (const record of records) {
-        const line = yield* Effect.try({
-          try: () => sealLine(record, { seq: seq + 1, prev: hash, epoch: key.epoch }, key.key),
-          catch: (error) =>
+        let line: string
+        try {
+          line = sealLine(record, { seq: seq + 1, prev: hash, epoch: key.epoch }, key.key)
+        } catch (error) {
+          return Effect.fail(
             new AuditError({
               path,
               reason: "InvalidRecord",
               message: `cannot seal the record: ${messageOf(error)}`,
               cause: error
             })
-        })
+          )
+        }
         lines.push(line)
         seq += 1
         hash = sha256(line)
       }
       const bytes = encode(lines, "\n")
-      const file = yield* handleOf(target)
-      yield* appendBytes(file.fd, bytes)
-        .pipe(
-          Effect.catchAll((error) =>
+      const written = (file: FileSystem.File) =>
+        Effect.matchEffect(appendBytes(file.fd, bytes), {
+          onFailure: (error) =>
             file.truncate(FileSystem.Size(head.size)).pipe(
               Effect.catchAll((cut) =>
                 Effect.sync(() =>
@@ -142,14 +144,41 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
                 )
               ),
               Effect.zipRight(Effect.fail(fail(path, "cannot append to the audit file")(error)))
-            )
-          )
+            ),
+          onSuccess: () => {
+            head.seq = seq
+            head.hash = hash
+            head.size += bytes.length
+            dirty.set(target, ++writes)
+            return Effect.void
+          }
+        })
+      const open = handles.get(target)
+      return open !== undefined ? written(open.file) : Effect.flatMap(handleOf(target), written)
+    }
+
+    /**
+     * Appends `records` to the chain of `head`, moving the monthly chain to a new month's file first when the
+     * month changed (the previous file's name is pushed to `rotated`, for compression).
+     */
+    const write = (
+      head: Head,
+      records: ReadonlyArray<AuditRecord>,
+      key: EpochKey,
+      now: number,
+      rotated: Array<string>
+    ): Effect.Effect<void, AuditError> =>
+      Effect.suspend(() => {
+        const target = head.chain === MONTHLY_CHAIN ? monthTarget(head, records, now) : head.chain
+        const path = joinPath(auditDir, target)
+        const problem = broken.get(target)
+        if (problem !== undefined) return Effect.fail(new AuditError({ path, reason: "Io", message: problem }))
+        if (head.file === target) return append(head, target, path, records, key)
+        return Effect.zipRight(
+          moveTo(head, target, path, rotated),
+          Effect.suspend(() => append(head, target, path, records, key))
         )
-      head.seq = seq
-      head.hash = hash
-      head.size += bytes.length
-      dirty.set(target, ++writes)
-    })
+      })
 
     return { write, sync, syncAll, closeAll, hasUnsynced: () => dirty.size > 0 } as const
   })

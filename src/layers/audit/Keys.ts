@@ -144,14 +144,19 @@ export const makeKeyStore = (keyDir: string) => {
       return { epoch, key: Buffer.from(seed.key) } satisfies EpochKey
     })
 
-  /** The key of `epoch`, stored before it is used; the old key's bytes are wiped from memory. */
-  const advance = Effect.fnUntraced(function*(current: EpochKey, epoch: number) {
+  const moveOn = Effect.fnUntraced(function*(current: EpochKey, epoch: number) {
     const next = deriveKey(current, epoch)
     if (next === undefined || next.epoch === current.epoch) return current
     yield* store(next)
     current.key.fill(0)
     return next
   })
+  /**
+   * The key of `epoch`, stored before it is used; the old key's bytes are wiped from memory. Every batch of the
+   * writer asks: all but a day's first are answered at once (keys never go back).
+   */
+  const advance = (current: EpochKey, epoch: number): Effect.Effect<EpochKey, AuditError> =>
+    epoch <= current.epoch ? Effect.succeed(current) : moveOn(current, epoch)
 
   /** Installs a key derived again from the seed (a restored workspace); the folder is created if needed. */
   const restore = (key: EpochKey) => Effect.zipRight(ensureDirectory, store(key))

@@ -1,4 +1,4 @@
-import { Clock, Effect, Exit, Fiber, Option, Ref, Scope } from "effect"
+import { Clock, Effect, Exit, Fiber, Option, Scope } from "effect"
 import { auditFileOf } from "../../domain/AuditQuery.js"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
@@ -109,28 +109,34 @@ export const makeWriter = (options: WriterOptions) =>
       }).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
     })
     type Session = Effect.Effect.Success<typeof open>
-    const session = yield* Ref.make(Option.none<Session>())
+    // The open session, if any: read and set by the writer fiber (`isOpen` and `snapshot` only read it).
+    let session: Session | undefined
+    const currentSession = Effect.sync(() => Option.fromNullable(session))
 
-    const ready = Effect.flatMap(Ref.get(session), (current) =>
-      Option.match(current, {
-        onSome: Effect.succeed,
-        onNone: () => Effect.tap(open, (opened) => Ref.set(session, Option.some(opened)))
-      }))
+    const ready = Effect.suspend(() =>
+      session !== undefined ? Effect.succeed(session) : Effect.tap(open, (opened) => {
+        session = opened
+      })
+    )
+
+    // From here to a batch's answers, chains rather than generators: every record of every turn is appended
+    // through them, and each step of a generator costs the writer fiber several runtime operations.
 
     /** Appends one chain's records; under `fsync: "always"` they are on the disk when it succeeds. */
-    const writeChain = Effect.fnUntraced(function*(
+    const writeChain = (
       s: Session,
       chain: string,
       records: ReadonlyArray<AuditRecord>,
       now: number,
       rotated: Array<string>
-    ) {
+    ): Effect.Effect<void, AuditError> => {
       const head = s.heads.get(chain) ?? newHead(chain)
       s.heads.set(chain, head)
-      yield* files.write(head, records, s.key, now, rotated)
-      s.sinceCheckpoint += records.length
-      if (options.fsync === "always") yield* files.sync(head.file!)
-    })
+      return Effect.flatMap(files.write(head, records, s.key, now, rotated), () => {
+        s.sinceCheckpoint += records.length
+        return options.fsync === "always" ? files.sync(head.file!) : Effect.void
+      })
+    }
 
     const headsOf = (s: Session) =>
       [...s.heads.values()].filter((head) => head.seq > 0).map((head) => ({
@@ -198,14 +204,75 @@ export const makeWriter = (options: WriterOptions) =>
         yield* files.closeAll
       }).pipe(
         Effect.catchAll((error) => Effect.logError(`audit: closing: ${error.message}`)),
-        Effect.ensuring(Effect.zipRight(Scope.close(s.scope, Exit.void), Ref.set(session, Option.none())))
+        Effect.ensuring(Effect.zipRight(
+          Scope.close(s.scope, Exit.void),
+          Effect.sync(() => {
+            session = undefined
+          })
+        ))
       )
 
-    const appendBatch = Effect.fnUntraced(function*(batch: ReadonlyArray<Append>) {
-      const s = yield* ready
-      const now = yield* Clock.currentTimeMillis
-      s.lastBatchAt = now
-      s.key = yield* keys.advance(s.key, epochOf(now))
+    type Outcome = readonly [Append, Exit.Exit<void, AuditError>]
+    type Item = { readonly record: AuditRecord; readonly job?: Append }
+
+    /** The batch's records by chain, in the order each chain first comes: nearly always the monthly chain alone. */
+    const byChain = (items: ReadonlyArray<Item>): ReadonlyArray<readonly [string, ReadonlyArray<Item>]> => {
+      const groups = new Map<string, Array<Item>>()
+      for (const item of items) {
+        const chain = chainOfFile(auditFileOf(item.record)) ?? MONTHLY_CHAIN
+        const group = groups.get(chain)
+        if (group === undefined) groups.set(chain, [item])
+        else group.push(item)
+      }
+      return [...groups]
+    }
+
+    /**
+     * What follows a batch's writes: an approval, denial or override is anchored before it is answered; a
+     * checkpoint that only the count of records asks for is written after the batch is answered (see `step`):
+     * those records wait for an anchor anyway (up to CHECKPOINT_INTERVAL), and their callers need not wait for two
+     * syncs. Then the timers are armed and the months left behind compressed.
+     */
+    const afterWrites = (
+      s: Session,
+      outcomes: Array<Outcome>,
+      reasons: ReadonlySet<CheckpointReason>,
+      now: number,
+      rotated: ReadonlyArray<string>
+    ): Effect.Effect<ReadonlyArray<Outcome>> => {
+      const armed = () => {
+        if (s.sinceCheckpoint > 0) options.arm("checkpoint")
+        if (files.hasUnsynced()) options.arm("sync")
+        options.arm("release")
+      }
+      if (reasons.size === 0 && rotated.length === 0) {
+        armed()
+        return Effect.succeed(outcomes)
+      }
+      return Effect.gen(function*() {
+        if (reasons.size > 0) {
+          yield* besideDone
+          const exit = yield* Effect.exit(checkpoint(s, [...reasons][0]!, now))
+          if (Exit.isFailure(exit)) {
+            yield* Effect.logError("audit: the checkpoint could not be written", exit.cause)
+            // An approval, denial or override that cannot be anchored is not acted upon.
+            for (let i = 0; i < outcomes.length; i++) {
+              if (triggerOf(outcomes[i]![0].record) !== undefined) outcomes[i] = [outcomes[i]![0], exit]
+            }
+          }
+        }
+        armed()
+        for (const file of rotated) {
+          yield* options.filesLock.withPermits(1)(compressMonth(auditDir, file)).pipe(
+            Effect.catchAll((error) => Effect.logError(`audit rotation: ${error.message}`))
+          )
+        }
+        return outcomes
+      })
+    }
+
+    /** Each chain's records written in turn (one write each), every append given its chain's outcome. */
+    const writeBatch = (s: Session, batch: ReadonlyArray<Append>, now: number) => {
       const recovered: Array<AuditRecord> = s.repairs.map((repair) => ({
         kind: "recovered",
         at: iso(now),
@@ -213,55 +280,47 @@ export const makeWriter = (options: WriterOptions) =>
         truncated_bytes: repair.bytes,
         detail: repair.detail
       }))
-      const groups = new Map<string, Array<{ readonly record: AuditRecord; readonly job?: Append }>>()
-      const items = [...recovered.map((record) => ({ record })), ...batch.map((job) => ({ record: job.record, job }))]
-      for (const item of items) {
-        const chain = chainOfFile(auditFileOf(item.record)) ?? MONTHLY_CHAIN
-        const group = groups.get(chain)
-        if (group === undefined) groups.set(chain, [item])
-        else group.push(item)
-      }
+      const items: Array<Item> = []
+      for (const record of recovered) items.push({ record })
+      for (const job of batch) items.push({ record: job.record, job })
+      const groups = byChain(items)
       const rotated: Array<string> = []
-      const outcomes: Array<readonly [Append, Exit.Exit<void, AuditError>]> = []
+      const outcomes: Array<Outcome> = []
       const reasons = new Set<CheckpointReason>()
-      for (const [chain, group] of groups) {
-        const exit = yield* Effect.exit(writeChain(s, chain, group.map((item) => item.record), now, rotated))
-        if (Exit.isSuccess(exit) && chain === MONTHLY_CHAIN && recovered.length > 0) s.repairs = []
-        for (const item of group) {
-          if (item.job === undefined) continue
-          outcomes.push([item.job, exit])
-          const reason = Exit.isSuccess(exit) ? triggerOf(item.record) : undefined
-          if (reason !== undefined) reasons.add(reason)
-        }
-      }
-      // An approval, denial or override is anchored before it is answered; a checkpoint that only the count
-      // of records asks for is written after the batch is answered (see `step`): those records wait for an
-      // anchor anyway (up to CHECKPOINT_INTERVAL), and their callers need not wait for two syncs.
-      if (reasons.size > 0) {
-        yield* besideDone
-        const exit = yield* Effect.exit(checkpoint(s, [...reasons][0]!, now))
-        if (Exit.isFailure(exit)) {
-          yield* Effect.logError("audit: the checkpoint could not be written", exit.cause)
-          // An approval, denial or override that cannot be anchored is not acted upon.
-          for (let i = 0; i < outcomes.length; i++) {
-            if (triggerOf(outcomes[i]![0].record) !== undefined) outcomes[i] = [outcomes[i]![0], exit]
+      const writeGroup = (index: number): Effect.Effect<ReadonlyArray<Outcome>> => {
+        if (index === groups.length) return afterWrites(s, outcomes, reasons, now, rotated)
+        const [chain, group] = groups[index]!
+        return Effect.flatMap(
+          Effect.exit(writeChain(s, chain, group.map((item) => item.record), now, rotated)),
+          (exit) => {
+            if (Exit.isSuccess(exit) && chain === MONTHLY_CHAIN && recovered.length > 0) s.repairs = []
+            for (const item of group) {
+              if (item.job === undefined) continue
+              outcomes.push([item.job, exit])
+              const reason = Exit.isSuccess(exit) ? triggerOf(item.record) : undefined
+              if (reason !== undefined) reasons.add(reason)
+            }
+            return writeGroup(index + 1)
           }
-        }
-      }
-      if (s.sinceCheckpoint > 0) options.arm("checkpoint")
-      if (files.hasUnsynced()) options.arm("sync")
-      options.arm("release")
-      for (const file of rotated) {
-        yield* options.filesLock.withPermits(1)(compressMonth(auditDir, file)).pipe(
-          Effect.catchAll((error) => Effect.logError(`audit rotation: ${error.message}`))
         )
       }
-      return outcomes
-    })
+      return writeGroup(0)
+    }
+
+    /** One batch of appends: the session opened if need be, the key moved to today's epoch, the records written. */
+    const appendBatch = (batch: ReadonlyArray<Append>): Effect.Effect<ReadonlyArray<Outcome>, AuditError> =>
+      Effect.flatMap(ready, (s) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          s.lastBatchAt = now
+          return Effect.flatMap(keys.advance(s.key, epochOf(now)), (key) => {
+            s.key = key
+            return writeBatch(s, batch, now)
+          })
+        }))
 
     const tick = (what: Timer | "epoch") =>
       Effect.gen(function*() {
-        const current = yield* Ref.get(session)
+        const current = Option.fromNullable(session)
         const now = yield* Clock.currentTimeMillis
         if (Option.isNone(current)) {
           // Not writing now: still, yesterday's key must not stay on the machine.
@@ -288,7 +347,7 @@ export const makeWriter = (options: WriterOptions) =>
     /** Opens a writing session if there is none, as an append would, and lets it go when idle. */
     const probe = Effect.map(ready, () => options.arm("release"))
 
-    const snapshot = Effect.map(Ref.get(session), (current) => {
+    const snapshot = Effect.map(currentSession, (current) => {
       const sizes = new Map<string, number>()
       if (Option.isNone(current)) return sizes
       for (const head of current.value.heads.values()) if (head.file !== undefined) sizes.set(head.file, head.size)
@@ -303,31 +362,38 @@ export const makeWriter = (options: WriterOptions) =>
       return handoffRequested(auditDir)
     }
 
-    /** One step of the writer fiber: every queued job, appends first as one batch. */
-    const step = Effect.fnUntraced(function*(jobs: ReadonlyArray<Job>) {
-      const appends = jobs.filter((job): job is Append => job._tag === "Append")
-      if (appends.length > 0) {
-        const exit = yield* Effect.exit(appendBatch(appends))
-        if (Exit.isSuccess(exit)) {
-          for (const [job, outcome] of exit.value) job.done(outcome)
-        } else {
-          for (const job of appends) job.done(exit)
-        }
-        const current = yield* Ref.get(session)
-        // Not while a sync or checkpoint runs beside: the next batch after it starts one.
-        if (Option.isSome(current) && current.value.sinceCheckpoint >= CHECKPOINT_EVERY && !besideRunning()) {
-          yield* checkpointBeside(current.value, "count", yield* Clock.currentTimeMillis).pipe(
+    /**
+     * After a batch is answered: a checkpoint once CHECKPOINT_EVERY records wait for one (not while a sync or
+     * checkpoint runs beside: the next batch after it starts one), and the folder handed over when another process
+     * is waiting to write. The request is looked for once per retry of the waiting process (a file system call:
+     * not after every batch of a busy writer); the release tick looks too.
+     */
+    const afterBatch = Effect.suspend(() => {
+      const s = session
+      if (s === undefined) return Effect.void
+      const counted = s.sinceCheckpoint >= CHECKPOINT_EVERY && !besideRunning()
+      // The batch's own time: what the handoff check is spaced by.
+      if (!counted && !handoffDue(s, s.lastBatchAt)) return Effect.void
+      return Effect.gen(function*() {
+        if (counted) {
+          yield* checkpointBeside(s, "count", yield* Clock.currentTimeMillis).pipe(
             Effect.catchAll((error) => Effect.logError(`audit: the checkpoint could not be written: ${error.message}`))
           )
+          if (!handoffDue(s, yield* Clock.currentTimeMillis)) return
         }
-        // Another process is waiting to write: hand the folder over after this batch. The request is looked
-        // for once per retry of the waiting process (a file system call: not after every batch of a busy
-        // writer); the release tick looks too.
-        if (Option.isSome(current) && handoffDue(current.value, yield* Clock.currentTimeMillis)) {
-          yield* close(current.value)
-          yield* awaitTaker(auditDir)
-        }
-      }
+        yield* close(s)
+        yield* awaitTaker(auditDir)
+      })
+    })
+
+    const appendsOf = (jobs: ReadonlyArray<Job>): ReadonlyArray<Append> => {
+      let appends: Array<Append> | undefined
+      for (const job of jobs) if (job._tag === "Append") (appends ??= []).push(job)
+      return appends ?? []
+    }
+
+    /** The jobs other than appends, in order. */
+    const others = Effect.fnUntraced(function*(jobs: ReadonlyArray<Job>) {
       for (const job of jobs) {
         if (job._tag === "Tick") yield* tick(job.what)
         // What verify reads is whole: a checkpoint under way is written first.
@@ -336,10 +402,24 @@ export const makeWriter = (options: WriterOptions) =>
       }
     })
 
-    const shutdown = Effect.flatMap(Ref.get(session), Option.match({ onNone: () => Effect.void, onSome: close }))
+    /** One step of the writer fiber: every queued job, appends first as one batch. */
+    const step = (jobs: ReadonlyArray<Job>): Effect.Effect<void> => {
+      const appends = appendsOf(jobs)
+      const written = appends.length === 0 ? Effect.void : Effect.flatMap(Effect.exit(appendBatch(appends)), (exit) => {
+        if (Exit.isSuccess(exit)) {
+          for (const [job, outcome] of exit.value) job.done(outcome)
+        } else {
+          for (const job of appends) job.done(exit)
+        }
+        return afterBatch
+      })
+      return appends.length === jobs.length ? written : Effect.zipRight(written, others(jobs))
+    }
+
+    const shutdown = Effect.suspend(() => session === undefined ? Effect.void : close(session))
 
     /** A writing session is open: an append would not have to take the lock or read the chains first. */
-    const isOpen = Effect.map(Ref.get(session), Option.isSome)
+    const isOpen = Effect.sync(() => session !== undefined)
 
     return { step, shutdown, isOpen } as const
   })
