@@ -148,9 +148,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
     const probe = watched(commit.request<void, AuditError>((done) => ({ _tag: "Probe", done }), closed))
     // With a writing session open and no failure since the last success, an append could be made now: the
     // writer is asked only when one of the two does not hold.
-    const ready = Effect.suspend(() =>
-      Option.isSome(failure) ? probe : Effect.flatMap(writer.isOpen, (open) => open ? Effect.void : probe)
-    )
+    const ready = Effect.suspend(() => Option.isNone(failure) && writer.isOpen() ? Effect.void : probe)
 
     const query = Effect.fn("AuditLog.query")(function*(query: AuditQuery) {
       const { query: run } = yield* index

@@ -419,7 +419,7 @@ export const makeWriter = (options: WriterOptions) =>
     const shutdown = Effect.suspend(() => session === undefined ? Effect.void : close(session))
 
     /** A writing session is open: an append would not have to take the lock or read the chains first. */
-    const isOpen = Effect.sync(() => session !== undefined)
+    const isOpen = (): boolean => session !== undefined
 
     return { step, shutdown, isOpen } as const
   })
