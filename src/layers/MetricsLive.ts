@@ -2,7 +2,7 @@ import { Clock, Effect, FiberRef, Layer, Metric, MetricBoundaries, MetricKey, Me
 import { channelKind } from "../domain/Channel.js"
 import type { ActionStep, ApprovalRecord, ExecutionTrace, ThoughtStep } from "../domain/ExecutionTrace.js"
 import { outcomes, type Tier } from "../domain/ExecutionTrace.js"
-import { withSpanWhenTraced } from "../programs/Spans.js"
+import { isExporting } from "../programs/Spans.js"
 import { Budget } from "../services/Budget.js"
 import { Metrics } from "../services/Metrics.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
@@ -155,17 +155,26 @@ export const MetricsLive = Layer.effect(
 
     // The metrics of a closed trace are updated in one synchronous stretch: a trace has a step per Thought and
     // per tool call, and an effect per update was a visible share of closing it.
-    const traceClosed = (trace: ExecutionTrace) =>
-      Effect.flatMap(FiberRef.get(FiberRef.currentMetricLabels), (labels) =>
-        Effect.suspend(() => {
-          tracesBy(trace.outcome).unsafeUpdate(1, labels)
-          latency.unsafeUpdate(trace.wall_time_ms, labels)
-          for (const step of trace.steps) {
-            if (step.kind === "thought") thoughtObserved(step, labels)
-            if (step.kind === "action") actionObserved(step, labels)
-          }
-          return trace.metadata.error === undefined ? Effect.void : errorObserved
-        }))
+    // The labels read from the fiber itself, in the same operation: one operation a trace, and its span only when
+    // a tracer exports spans.
+    const observed = (trace: ExecutionTrace, labels: ReadonlyArray<MetricLabel.MetricLabel>) => {
+      tracesBy(trace.outcome).unsafeUpdate(1, labels)
+      latency.unsafeUpdate(trace.wall_time_ms, labels)
+      for (const step of trace.steps) {
+        if (step.kind === "thought") thoughtObserved(step, labels)
+        if (step.kind === "action") actionObserved(step, labels)
+      }
+      return trace.metadata.error === undefined ? Effect.void : errorObserved
+    }
+    const traceClosed = (trace: ExecutionTrace): Effect.Effect<void> =>
+      Effect.withFiberRuntime((fiber) =>
+        isExporting(fiber.currentTracer)
+          ? Effect.withSpan(
+            Effect.withFiberRuntime((inner) => observed(trace, inner.getFiberRef(FiberRef.currentMetricLabels))),
+            "Metrics.traceClosed"
+          )
+          : observed(trace, fiber.getFiberRef(FiberRef.currentMetricLabels))
+      )
     const thoughtObserved = (step: ThoughtStep, labels: ReadonlyArray<MetricLabel.MetricLabel>) => {
       tierCallsBy(step.tier).unsafeUpdate(1, labels)
       llmDurationBy(step.tier).unsafeUpdate(step.wall_ms / 1000, labels)
@@ -190,7 +199,7 @@ export const MetricsLive = Layer.effect(
     })
 
     return Metrics.of({
-      traceClosed: (trace: ExecutionTrace) => withSpanWhenTraced("Metrics.traceClosed")(traceClosed(trace)),
+      traceClosed,
       turnStarted: (channel) => sessions(channel, 1),
       turnEnded: (channel) => sessions(channel, -1),
       errorObserved,
