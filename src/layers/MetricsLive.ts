@@ -185,8 +185,12 @@ export const MetricsLive = Layer.effect(
       if (step.approval !== null) approvalCounter(step.approval).unsafeUpdate(1, labels)
     }
 
-    const sessions = (channel: string, delta: number) =>
-      Metric.incrementBy(activeSessionsBy(channelKind(channel)), delta)
+    // `Metric.incrementBy`, with the labels read from the fiber in the same operation: every turn starts and ends.
+    const sessions = (channel: string, delta: number): Effect.Effect<void> =>
+      Effect.withFiberRuntime((fiber) => {
+        activeSessionsBy(channelKind(channel)).unsafeModify(delta, fiber.getFiberRef(FiberRef.currentMetricLabels))
+        return Effect.void
+      })
 
     const scrape = Effect.gen(function*() {
       const status = yield* budget.status
