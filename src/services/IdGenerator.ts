@@ -42,9 +42,20 @@ const none: ReadonlyArray<DrawnId> = Object.freeze([])
  */
 export const DrawnIds = FiberRef.unsafeMake<DrawnLog | null>(null)
 
-/** Every IdGenerator passes each id it hands out through here. */
+/** Every IdGenerator passes each id it hands out through here (or through `drawId`). */
 export const logDrawn = (kind: IdKind, id: string): Effect.Effect<string> =>
   Effect.map(FiberRef.get(DrawnIds), (log) => {
     log?.push({ kind, id })
     return id
+  })
+
+/**
+ * The id `make` makes now, logged as `logDrawn` logs it: made and logged in one runtime operation (a turn draws its
+ * trace id and others this way).
+ */
+export const drawId = (kind: IdKind, make: (kind: IdKind) => string): Effect.Effect<string> =>
+  Effect.withFiberRuntime((fiber) => {
+    const id = make(kind)
+    fiber.getFiberRef(DrawnIds)?.push({ kind, id })
+    return Effect.succeed(id)
   })

@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
-import { IdGenerator, type IdKind, logDrawn } from "../../services/IdGenerator.js"
+import { drawId, IdGenerator, type IdKind } from "../../services/IdGenerator.js"
 
 const POOL_BYTES = 4096
 
@@ -60,7 +60,7 @@ export const makeIdGeneratorLive = Effect.sync(() => {
         return hex(6)
     }
   }
-  return IdGenerator.of({ next: (kind) => Effect.flatMap(Effect.sync(() => make(kind)), (id) => logDrawn(kind, id)) })
+  return IdGenerator.of({ next: (kind) => drawId(kind, make) })
 })
 
 export const IdGeneratorLive = Layer.effect(IdGenerator, makeIdGeneratorLive)

@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { IdGenerator, type IdKind, logDrawn } from "../../services/IdGenerator.js"
+import { drawId, IdGenerator, type IdKind } from "../../services/IdGenerator.js"
 
 const digits = (n: number, width: number): string => n.toString(16).padStart(width, "0")
 
@@ -24,14 +24,11 @@ export const makeIdGeneratorSequential = Effect.sync(() => {
   const counters = new Map<IdKind, number>()
   return IdGenerator.of({
     next: (kind) =>
-      Effect.flatMap(
-        Effect.sync(() => {
-          const n = (counters.get(kind) ?? 0) + 1
-          counters.set(kind, n)
-          return sequentialId(kind, n)
-        }),
-        (id) => logDrawn(kind, id)
-      )
+      drawId(kind, () => {
+        const n = (counters.get(kind) ?? 0) + 1
+        counters.set(kind, n)
+        return sequentialId(kind, n)
+      })
   })
 })
 
