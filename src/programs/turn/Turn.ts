@@ -126,19 +126,31 @@ class SettledTurn extends Effectable.Class<
   }
 }
 
-/** Known as running (what `/stop` interrupts) from here to its end; its ids drawn into a log of its own. */
-const enterTurn = Effect.fnUntraced(function*(input: TurnInput, hooks: TurnHooks) {
-  const running = yield* RunningTurns
-  yield* running.enter(input.sessionId)
-  yield* hooks.started(input)
-  const drawnBefore = yield* FiberRef.get(DrawnIds)
-  const annotationsBefore = yield* FiberRef.get(FiberRef.currentLogAnnotations)
-  const drawn = new DrawnLog()
-  yield* FiberRef.set(DrawnIds, drawn)
-  return { running, drawnBefore, annotationsBefore, drawn }
-})
+interface Entered {
+  readonly running: RunningTurns["Type"]
+  readonly drawnBefore: DrawnLog | null
+  readonly annotationsBefore: HashMap.HashMap<string, unknown>
+  readonly drawn: DrawnLog
+}
 
-type Entered = Effect.Effect.Success<ReturnType<typeof enterTurn>>
+/**
+ * Known as running (what `/stop` interrupts) from here to its end; its ids drawn into a log of its own. A chain,
+ * not a generator: every turn opens here (the annotations read from the fiber, the drawn-ids log swapped in one
+ * operation).
+ */
+const enterTurn = (input: TurnInput, hooks: TurnHooks): Effect.Effect<Entered, never, RunningTurns> =>
+  Effect.flatMap(RunningTurns, (running) =>
+    Effect.zipRight(
+      Effect.zipRight(running.enter(input.sessionId), hooks.started(input)),
+      Effect.withFiberRuntime<Entered>((fiber) => {
+        const annotationsBefore = fiber.getFiberRef(FiberRef.currentLogAnnotations)
+        const drawn = new DrawnLog()
+        return FiberRef.modify(
+          DrawnIds,
+          (drawnBefore): readonly [Entered, DrawnLog] => [{ running, drawnBefore, annotationsBefore, drawn }, drawn]
+        )
+      })
+    ))
 
 /** What `enterTurn` set, put back; the turn no longer running. A chain, not a generator: it ends every turn. */
 const leaveTurn = (input: TurnInput, hooks: TurnHooks, entered: Entered) =>
