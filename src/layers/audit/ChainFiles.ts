@@ -89,7 +89,10 @@ export const makeChainFiles = (auditDir: string, appendBytes: AppendBytes = appe
       return monthlyFile(month)
     }
 
-    /** Moves `head` to the file `target` (the monthly chain to a new month): the file before it closed, named in `rotated`. */
+    /**
+     * Moves `head` to the file `target` (the monthly chain to a new month); the file before it is closed and
+     * pushed to `rotated`.
+     */
     const moveTo = (head: Head, target: string, path: string, rotated: Array<string>) =>
       Effect.gen(function*() {
         if (head.file !== undefined) {
