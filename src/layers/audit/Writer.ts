@@ -1,4 +1,4 @@
-import { Clock, Effect, Exit, Fiber, Option, Scope } from "effect"
+import { Clock, Effect, Exit, Fiber, Scope } from "effect"
 import { auditFileOf } from "../../domain/AuditQuery.js"
 import type { AuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError } from "../../domain/Errors.js"
@@ -111,7 +111,6 @@ export const makeWriter = (options: WriterOptions) =>
     type Session = Effect.Effect.Success<typeof open>
     // The open session, if any: read and set by the writer fiber (`isOpen` and `snapshot` only read it).
     let session: Session | undefined
-    const currentSession = Effect.sync(() => Option.fromNullable(session))
 
     const ready = Effect.suspend(() =>
       session !== undefined ? Effect.succeed(session) : Effect.tap(open, (opened) => {
@@ -320,15 +319,14 @@ export const makeWriter = (options: WriterOptions) =>
 
     const tick = (what: Timer | "epoch") =>
       Effect.gen(function*() {
-        const current = Option.fromNullable(session)
+        const s = session
         const now = yield* Clock.currentTimeMillis
-        if (Option.isNone(current)) {
+        if (s === undefined) {
           // Not writing now: still, yesterday's key must not stay on the machine.
           const key = what === "epoch" ? yield* keys.load : undefined
           if (key !== undefined) yield* keys.advance(key, epochOf(now))
           return
         }
-        const s = current.value
         if (what === "sync" && files.hasUnsynced()) yield* syncBeside
         // A checkpoint beside the writer has its line sealed already: the old key is no longer needed.
         if (what === "epoch") s.key = yield* keys.advance(s.key, epochOf(now))
@@ -347,11 +345,12 @@ export const makeWriter = (options: WriterOptions) =>
     /** Opens a writing session if there is none, as an append would, and lets it go when idle. */
     const probe = Effect.map(ready, () => options.arm("release"))
 
-    const snapshot = Effect.map(currentSession, (current) => {
+    const snapshot = Effect.sync(() => {
       const sizes = new Map<string, number>()
-      if (Option.isNone(current)) return sizes
-      for (const head of current.value.heads.values()) if (head.file !== undefined) sizes.set(head.file, head.size)
-      sizes.set(options.checkpointFile, current.value.checkpoints.size())
+      const s = session
+      if (s === undefined) return sizes
+      for (const head of s.heads.values()) if (head.file !== undefined) sizes.set(head.file, head.size)
+      sizes.set(options.checkpointFile, s.checkpoints.size())
       return sizes
     })
 
@@ -386,12 +385,6 @@ export const makeWriter = (options: WriterOptions) =>
       })
     })
 
-    const appendsOf = (jobs: ReadonlyArray<Job>): ReadonlyArray<Append> => {
-      let appends: Array<Append> | undefined
-      for (const job of jobs) if (job._tag === "Append") (appends ??= []).push(job)
-      return appends ?? []
-    }
-
     /** The jobs other than appends, in order. */
     const others = Effect.fnUntraced(function*(jobs: ReadonlyArray<Job>) {
       for (const job of jobs) {
@@ -404,7 +397,7 @@ export const makeWriter = (options: WriterOptions) =>
 
     /** One step of the writer fiber: every queued job, appends first as one batch. */
     const step = (jobs: ReadonlyArray<Job>): Effect.Effect<void> => {
-      const appends = appendsOf(jobs)
+      const appends = jobs.filter((job): job is Append => job._tag === "Append")
       const written = appends.length === 0 ? Effect.void : Effect.flatMap(Effect.exit(appendBatch(appends)), (exit) => {
         if (Exit.isSuccess(exit)) {
           for (const [job, outcome] of exit.value) job.done(outcome)
