@@ -42,16 +42,9 @@ const none: ReadonlyArray<DrawnId> = Object.freeze([])
  */
 export const DrawnIds = FiberRef.unsafeMake<DrawnLog | null>(null)
 
-/** Every IdGenerator passes each id it hands out through here (or through `drawId`). */
-export const logDrawn = (kind: IdKind, id: string): Effect.Effect<string> =>
-  Effect.map(FiberRef.get(DrawnIds), (log) => {
-    log?.push({ kind, id })
-    return id
-  })
-
 /**
- * The id `make` makes now, logged as `logDrawn` logs it: made and logged in one runtime operation (a turn draws its
- * trace id and others this way).
+ * The id `make` makes now, logged in the current turn's drawn ids: every IdGenerator hands out its ids through
+ * here, each made and logged in one runtime operation.
  */
 export const drawId = (kind: IdKind, make: (kind: IdKind) => string): Effect.Effect<string> =>
   Effect.withFiberRuntime((fiber) => {

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FiberRef } from "effect"
-import { DrawnIds, DrawnLog, logDrawn } from "../../src/services/IdGenerator.js"
+import { drawId, DrawnIds, DrawnLog } from "../../src/services/IdGenerator.js"
 
 describe("DrawnLog", () => {
   it("gives back every id drawn, in order, from none to several", () => {
@@ -21,11 +21,11 @@ describe("DrawnLog", () => {
     Effect.gen(function*() {
       const log = new DrawnLog()
       yield* FiberRef.set(DrawnIds, log)
-      assert.strictEqual(yield* logDrawn("trace", "t-1"), "t-1")
-      yield* Effect.fork(logDrawn("wrapper", "w-1")).pipe(Effect.flatMap((fiber) => fiber.await))
+      assert.strictEqual(yield* drawId("trace", () => "t-1"), "t-1")
+      yield* Effect.fork(drawId("wrapper", () => "w-1")).pipe(Effect.flatMap((fiber) => fiber.await))
       assert.deepStrictEqual(log.all(), [{ kind: "trace", id: "t-1" }, { kind: "wrapper", id: "w-1" }])
     }))
 
   it.effect("without a log, an id is handed out and recorded nowhere", () =>
-    Effect.map(logDrawn("session", "s-1"), (id) => assert.strictEqual(id, "s-1")))
+    Effect.map(drawId("session", () => "s-1"), (id) => assert.strictEqual(id, "s-1")))
 })

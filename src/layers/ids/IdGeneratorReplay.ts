@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { IdGenerator, type IdKind, logDrawn } from "../../services/IdGenerator.js"
+import { drawId, IdGenerator, type IdKind } from "../../services/IdGenerator.js"
 import { currentReplay, type ReplaySession } from "../../services/Replaying.js"
 import { sequentialId } from "./IdGeneratorSequential.js"
 
@@ -18,5 +18,7 @@ const nextId = (session: ReplaySession, kind: IdKind): string => {
  */
 export const IdGeneratorReplay = Layer.succeed(
   IdGenerator,
-  IdGenerator.of({ next: (kind) => Effect.flatMap(currentReplay, (session) => logDrawn(kind, nextId(session, kind))) })
+  IdGenerator.of({
+    next: (kind) => Effect.flatMap(currentReplay, (session) => drawId(kind, (k) => nextId(session, k)))
+  })
 )
