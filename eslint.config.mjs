@@ -21,5 +21,17 @@ export default [
         }
       }]
     }
+  },
+  {
+    // Effect's own combinators add four or five nodes to the layer graph for each use, and every node costs the
+    // start-up its memoization: the application composes its layers with src/layers/Compose.ts (one node each).
+    files: ["src/**/*.ts"],
+    rules: {
+      "no-restricted-properties": ["error", ...["provide", "provideMerge", "merge", "mergeAll"].map((property) => ({
+        object: "Layer",
+        property,
+        message: `use Compose.${property} (src/layers/Compose.ts): one node of the layer graph instead of several`
+      }))]
+    }
   }
 ]

@@ -1,5 +1,6 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, ConfigError, Console, Effect, Either, Exit, Layer, Logger, LogLevel } from "effect"
+import * as Compose from "../layers/Compose.js"
 import { version } from "../Version.js"
 import { Command, parseArgs, usage } from "./Args.js"
 
@@ -27,7 +28,7 @@ const logLevel = Config.string("MYCLAW_LOG_LEVEL").pipe(
 /** Logs of one-shot commands go to stderr, so that stdout carries only the answer or the JSON trace. */
 const stderrLogs = Layer.unwrapEffect(
   Effect.map(logLevel, (level) =>
-    Layer.merge(
+    Compose.merge(
       Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)),
       Logger.minimumLogLevel(level)
     ))
@@ -35,7 +36,7 @@ const stderrLogs = Layer.unwrapEffect(
 
 /** The service logs JSON lines on stdout. */
 const jsonLogs = Layer.unwrapEffect(
-  Effect.map(logLevel, (level) => Layer.merge(Logger.json, Logger.minimumLogLevel(level)))
+  Effect.map(logLevel, (level) => Compose.merge(Logger.json, Logger.minimumLogLevel(level)))
 )
 
 /**
@@ -48,7 +49,7 @@ const load = <A>(module: () => Promise<A>): Effect.Effect<A> => Effect.promise(m
 const auditLayer = Effect.gen(function*() {
   const { AuditLogExisting } = yield* load(() => import("../layers/audit/AuditLogFile.js"))
   const { FilesReadOnlyBaseLayer } = yield* load(() => import("../layers/Base.js"))
-  return AuditLogExisting.pipe(Layer.provideMerge(FilesReadOnlyBaseLayer))
+  return AuditLogExisting.pipe(Compose.provideMerge(FilesReadOnlyBaseLayer))
 })
 
 const audit = <A, E, R>(command: (module: typeof import("./Audit.js")) => Effect.Effect<A, E, R>) =>
@@ -95,7 +96,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
           const { MainLayer } = yield* load(() => import("../layers/Main.js"))
           return yield* Effect.as(
             chat(options).pipe(
-              Effect.provide(TerminalApprovals.pipe(Layer.provideMerge(MainLayer))),
+              Effect.provide(TerminalApprovals.pipe(Compose.provideMerge(MainLayer))),
               Effect.provide(stderrLogs)
             ),
             0
@@ -122,7 +123,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
           const { FilesBaseLayer } = yield* load(() => import("../layers/Base.js"))
           const { StateLayer } = yield* load(() => import("../layers/State.js"))
           return yield* budgetOverride(options).pipe(
-            Effect.provide(StateLayer.pipe(Layer.provideMerge(FilesBaseLayer))),
+            Effect.provide(StateLayer.pipe(Compose.provideMerge(FilesBaseLayer))),
             Effect.provide(stderrLogs)
           )
         }),
@@ -140,7 +141,7 @@ const run = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
           const { PlanCacheSqlite } = yield* load(() => import("../layers/plans/PlanCacheSqlite.js"))
           const { FilesBaseLayer } = yield* load(() => import("../layers/Base.js"))
           return yield* plansCommand(options).pipe(
-            Effect.provide(PlanCacheSqlite.pipe(Layer.provideMerge(FilesBaseLayer))),
+            Effect.provide(PlanCacheSqlite.pipe(Compose.provideMerge(FilesBaseLayer))),
             Effect.provide(stderrLogs)
           )
         }),

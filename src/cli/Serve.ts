@@ -2,17 +2,18 @@ import { Effect, Layer } from "effect"
 import { TerminalAnswering } from "../channels/cli/TerminalApprovals.js"
 import { TelegramLive } from "../channels/telegram/Live.js"
 import { HttpLive } from "../http/Server.js"
+import * as Compose from "../layers/Compose.js"
 import { MainLayer } from "../layers/Main.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
 
 /** The HTTP server, with the Telegram channel (on with TELEGRAM_BOT_TOKEN; its webhook route when configured). */
-const HttpWithTelegram = HttpLive.pipe(Layer.provide(TelegramLive))
+const HttpWithTelegram = HttpLive.pipe(Compose.provide(TelegramLive))
 
 /** `myclaw serve`: the HTTP server, the schedules and the terminal's approvals, until interrupted. */
 export const serve = Layer.launch(
-  Layer.mergeAll(HttpWithTelegram, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(
-    Layer.provide(MainLayer)
+  Compose.mergeAll(HttpWithTelegram, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(
+    Compose.provide(MainLayer)
   )
 ).pipe(Effect.provide(TelemetryLive))

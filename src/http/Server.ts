@@ -8,6 +8,7 @@ import { makeApprovalsApi } from "../channels/http/Approvals.js"
 import { makeTurns } from "../channels/http/Turns.js"
 import { TelegramWebhookRoute } from "../channels/telegram/Webhook.js"
 import { messageOf } from "../domain/Errors.js"
+import * as Compose from "../layers/Compose.js"
 import { ErrorCountingLogger } from "../layers/Logging.js"
 import { isExporting } from "../programs/Spans.js"
 import { Metrics } from "../services/Metrics.js"
@@ -151,11 +152,11 @@ export const HttpServerLive = Layer.unwrapScoped(
     // still answers (/health, and 503 to new turns); only then does it stop listening.
     const draining = Layer.scopedDiscard(Effect.addFinalizer(() => drain(shutdownGraceMs)))
     return draining.pipe(
-      Layer.provideMerge(Layer.scopedDiscard(serveApp(router)).pipe(HttpServer.withLogAddress)),
-      Layer.provide(listening)
+      Compose.provideMerge(Layer.scopedDiscard(serveApp(router)).pipe(HttpServer.withLogAddress)),
+      Compose.provide(listening)
     )
   })
 )
 
 /** The server as `myclaw serve` runs it: error log lines counted for /health. */
-export const HttpLive = HttpServerLive.pipe(Layer.provide(ErrorCountingLogger))
+export const HttpLive = HttpServerLive.pipe(Compose.provide(ErrorCountingLogger))

@@ -16,6 +16,7 @@ import type { ToolRegistry } from "../services/ToolRegistry.js"
 import type { TraceStore } from "../services/TraceStore.js"
 import type { Workspace } from "../services/Workspace.js"
 import { AgentRuntimeLive } from "./AgentRuntimeLive.js"
+import * as Compose from "./Compose.js"
 import { MetricsLive } from "./MetricsLive.js"
 import { PlanCacheSqlite } from "./plans/PlanCacheSqlite.js"
 import { PolicyLive } from "./PolicyLive.js"
@@ -129,19 +130,19 @@ export const makeAppLayer = <
     ESessions
   >
 ) => {
-  const services = Layer.mergeAll(parts.llm, parts.approvals).pipe(
-    Layer.provideMerge(
-      Layer.mergeAll(PromptBuilderLive, PolicyLive, RunningTurnsLive, parts.plans ?? PlanCacheSqlite)
+  const services = Compose.mergeAll(parts.llm, parts.approvals).pipe(
+    Compose.provideMerge(
+      Compose.mergeAll(PromptBuilderLive, PolicyLive, RunningTurnsLive, parts.plans ?? PlanCacheSqlite)
     ),
-    Layer.provideMerge(Layer.mergeAll(parts.tools, parts.traceStore, parts.sessions)),
-    Layer.provideMerge(makeStateLayer(parts)),
-    Layer.provideMerge(RedactedLogs),
-    Layer.provideMerge(parts.secrets ?? SecretsLive)
+    Compose.provideMerge(Compose.mergeAll(parts.tools, parts.traceStore, parts.sessions)),
+    Compose.provideMerge(makeStateLayer(parts)),
+    Compose.provideMerge(RedactedLogs),
+    Compose.provideMerge(parts.secrets ?? SecretsLive)
   )
   return AgentRuntimeLive.pipe(
-    Layer.provideMerge(TraceSinkLive),
-    Layer.provideMerge(MetricsLive),
-    Layer.provideMerge(services),
-    Layer.provideMerge(parts.base)
+    Compose.provideMerge(TraceSinkLive),
+    Compose.provideMerge(MetricsLive),
+    Compose.provideMerge(services),
+    Compose.provideMerge(parts.base)
   )
 }

@@ -2,6 +2,7 @@ import { type FileSystem, HttpClient, type HttpClientError, type Path } from "@e
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { isExporting } from "../programs/Spans.js"
+import * as Compose from "./Compose.js"
 import { MyclawConfigLive, MyclawConfigReadOnly } from "./MyclawConfigLive.js"
 import { WorkspaceExisting, WorkspaceLive } from "./workspace/WorkspaceLive.js"
 
@@ -39,20 +40,20 @@ export const HttpClientOnDemand = Layer.scoped(
  * terminal services (`NodeContext`): loading them loads child_process and readline, about 8 ms of a short
  * command's start-up.
  */
-export const FilesAndPaths = Layer.merge(NodeFileSystem.layer, NodePath.layer)
+export const FilesAndPaths = Compose.merge(NodeFileSystem.layer, NodePath.layer)
 
 /** Workspace and configuration over `platform`: what every command needs first. */
 export const makeBaseLayer = <A, E>(platform: Layer.Layer<A | FileSystem.FileSystem | Path.Path, E>) =>
   MyclawConfigLive.pipe(
-    Layer.provideMerge(WorkspaceLive),
-    Layer.provideMerge(Layer.merge(platform, HttpClientOnDemand))
+    Compose.provideMerge(WorkspaceLive),
+    Compose.provideMerge(Compose.mergeAll(platform, HttpClientOnDemand))
   )
 
 /** The same, for read-only commands: the workspace and its configuration must exist already, nothing is written. */
 export const makeReadOnlyBaseLayer = <A, E>(platform: Layer.Layer<A | FileSystem.FileSystem | Path.Path, E>) =>
   MyclawConfigReadOnly.pipe(
-    Layer.provideMerge(WorkspaceExisting),
-    Layer.provideMerge(Layer.merge(platform, HttpClientOnDemand))
+    Compose.provideMerge(WorkspaceExisting),
+    Compose.provideMerge(Compose.mergeAll(platform, HttpClientOnDemand))
   )
 
 /** Workspace and configuration for the commands that run no agent (the agent's graph: `BaseLayer` in Main). */

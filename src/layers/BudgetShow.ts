@@ -1,6 +1,7 @@
 import { Effect, Layer } from "effect"
 import { FilesReadOnlyBaseLayer } from "./Base.js"
 import { makeBudgetReadOnly } from "./budget/BudgetLive.js"
+import * as Compose from "./Compose.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 
 /**
@@ -16,6 +17,6 @@ const AuditLogOnDemand = Layer.unwrapEffect(
  * there is no budget database yet, to compute today's counters from it.
  */
 export const BudgetShowLayer = makeBudgetReadOnly(AuditLogOnDemand).pipe(
-  Layer.provideMerge(IdGeneratorLive),
-  Layer.provideMerge(FilesReadOnlyBaseLayer)
+  Compose.provideMerge(IdGeneratorLive),
+  Compose.provideMerge(FilesReadOnlyBaseLayer)
 )

@@ -1,11 +1,11 @@
 import { NodeContext } from "@effect/platform-node"
-import { Layer } from "effect"
 import { makeAppLayer } from "./AppLayer.js"
 import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
 import { AuditLogFile } from "./audit/AuditLogFile.js"
 import { makeBaseLayer, makeReadOnlyBaseLayer } from "./Base.js"
 import { BudgetLive } from "./budget/BudgetLive.js"
+import * as Compose from "./Compose.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmLive } from "./llm/LlmLive.js"
 import { PlanCacheNone } from "./plans/PlanCacheSqlite.js"
@@ -32,7 +32,7 @@ export const LiveParts = {
   sessions: SessionsSqlite,
   tools: ToolRegistryConfigured(),
   llm: LlmLive,
-  approvals: ApprovalsSqlite.pipe(Layer.provideMerge(ApprovalRouterLive))
+  approvals: ApprovalsSqlite.pipe(Compose.provideMerge(ApprovalRouterLive))
 }
 
 /**

@@ -4,6 +4,7 @@ import { Effect, Layer } from "effect"
 import type { AppConfig } from "../domain/AppConfig.js"
 import { Workspace } from "../services/Workspace.js"
 import { HttpClientOnDemand } from "./Base.js"
+import * as Compose from "./Compose.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
 import { makeWorkspace } from "./workspace/WorkspaceLive.js"
 
@@ -19,6 +20,6 @@ export const WorkspaceTempReplay = Layer.scoped(
 /** What replays run on when there is no owner's workspace: this configuration and a temporary workspace. */
 export const ReplayBaseTemp = (config: AppConfig) =>
   MyclawConfigFixed(config).pipe(
-    Layer.merge(WorkspaceTempReplay),
-    Layer.provideMerge(Layer.merge(NodeContext.layer, HttpClientOnDemand))
+    Compose.merge(WorkspaceTempReplay),
+    Compose.provideMerge(Compose.merge(NodeContext.layer, HttpClientOnDemand))
   )

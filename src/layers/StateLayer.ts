@@ -3,6 +3,7 @@ import type { AuditLog } from "../services/AuditLog.js"
 import type { Budget } from "../services/Budget.js"
 import type { IdGenerator } from "../services/IdGenerator.js"
 import type { Foundation } from "./AppLayer.js"
+import * as Compose from "./Compose.js"
 
 // Apart from AppLayer: the budget and audit commands build this alone, and importing AppLayer would load the
 // modules of the whole application graph (the runtime, the plan cache, the rules) with them.
@@ -24,4 +25,4 @@ export const makeStateLayer = <
   readonly ids: Layer.Layer<AIds | IdGenerator, EIds>
   readonly audit: Layer.Layer<AAudit | AuditLog, EAudit, RAudit>
   readonly budget: Layer.Layer<ABudget | Budget, EBudget, RBudget>
-}) => parts.budget.pipe(Layer.provideMerge(parts.audit), Layer.provideMerge(parts.ids))
+}) => parts.budget.pipe(Compose.provideMerge(parts.audit), Compose.provideMerge(parts.ids))

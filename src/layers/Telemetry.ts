@@ -2,6 +2,7 @@ import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracerLayer from "@effect/opentelemetry/OtlpTracer"
 import { Config, type Duration, Effect, Layer, Option, Redacted } from "effect"
 import { version } from "../Version.js"
+import * as Compose from "./Compose.js"
 
 /** Where and how spans go: the OTLP/HTTP traces URL, the service name, extra headers. */
 export interface OtlpTracerOptions {
@@ -23,7 +24,7 @@ export const OtlpTracer = (options: OtlpTracerOptions) =>
     headers: options.headers ?? {},
     exportInterval: options.exportInterval,
     maxBatchSize: options.maxBatchSize
-  }).pipe(Layer.provide(OtlpSerialization.layerJson))
+  }).pipe(Compose.provide(OtlpSerialization.layerJson))
 
 /** `OTEL_EXPORTER_OTLP_HEADERS`: `key=value,key2=value2`, values URL-encoded (the OpenTelemetry convention). */
 const parseHeaders = (text: string): Record<string, string> =>
@@ -54,6 +55,6 @@ export const TelemetryLive = Layer.unwrapEffect(
       url: url.value,
       serviceName,
       headers: Option.match(headers, { onNone: () => ({}), onSome: (value) => parseHeaders(Redacted.value(value)) })
-    }).pipe(Layer.provide(layerUndici))
+    }).pipe(Compose.provide(layerUndici))
   })
 )

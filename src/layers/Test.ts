@@ -23,6 +23,7 @@ import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
 import { AuditLogMemory } from "./audit/AuditLogMemory.js"
 import { BudgetLive } from "./budget/BudgetLive.js"
+import * as Compose from "./Compose.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
 import { LlmScripted } from "./llm/LlmScripted.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
@@ -43,7 +44,7 @@ export const WorkspaceTemp = Layer.scoped(
 )
 
 /** The production file store, with RecordedTraces reading the files back. */
-const TraceStoreFileRecorded = Layer.merge(
+const TraceStoreFileRecorded = Compose.merge(
   TraceStoreFile,
   Layer.effect(
     RecordedTraces,
@@ -113,8 +114,8 @@ export const TestLayer = (options: TestOptions) => {
     : SessionsMemory
   return makeAppLayer({
     base: MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)(options.config ?? {})).pipe(
-      Layer.merge(options.home === undefined ? WorkspaceTemp : WorkspaceAt(options.home)),
-      Layer.provideMerge(Layer.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+      Compose.merge(options.home === undefined ? WorkspaceTemp : WorkspaceAt(options.home)),
+      Compose.provideMerge(Compose.merge(NodeContext.layer, NodeHttpClient.layerUndici))
     ),
     ids: options.ids ?? IdGeneratorLive,
     audit: options.audit ?? AuditLogMemory,
@@ -126,9 +127,9 @@ export const TestLayer = (options: TestOptions) => {
       : ToolRegistryConfigured(options.tools ?? []),
     secrets: options.secrets,
     llm: options.llm ?? LlmScripted(options.script ?? []),
-    approvals: Layer.provideMerge(
+    approvals: Compose.provideMerge(
       approvals,
-      options.scriptedOwner === false ? ApprovalRouterLive : Layer.provideMerge(owner, ApprovalRouterLive)
+      options.scriptedOwner === false ? ApprovalRouterLive : Compose.provideMerge(owner, ApprovalRouterLive)
     )
   })
 }

@@ -13,6 +13,7 @@ import {
 import { AuditLog } from "../../services/AuditLog.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
+import * as Compose from "../Compose.js"
 import {
   judgeStored,
   makeSessionSlots,
@@ -253,4 +254,4 @@ export const makeApprovals = Effect.gen(function*() {
 export const ApprovalsLive = Layer.effect(Approvals, makeApprovals)
 
 /** ApprovalsLive on its own SQLite file, `<workspace>/.state/approvals.sqlite`; the SqlClient stays private. */
-export const ApprovalsSqlite = ApprovalsLive.pipe(Layer.provide(ApprovalsStoreLive))
+export const ApprovalsSqlite = ApprovalsLive.pipe(Compose.provide(ApprovalsStoreLive))

@@ -6,6 +6,7 @@ import { Cause, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf, WorkspaceError } from "../../domain/Errors.js"
 import { Workspace } from "../../services/Workspace.js"
+import * as Compose from "../Compose.js"
 import { migrateRecord } from "../SqlMigrations.js"
 
 const migrations = {
@@ -133,7 +134,7 @@ export const ApprovalsStoreSqlite = (file: string) =>
         )
       )
       return probe.pipe(
-        Layer.provideMerge(SqliteClient.layer({ filename: file })),
+        Compose.provideMerge(SqliteClient.layer({ filename: file })),
         Layer.catchAllCause((cause) =>
           Layer.fail(
             Cause.failureOption(cause).pipe(

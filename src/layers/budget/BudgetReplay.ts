@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { budgetStatusOf } from "../../domain/BudgetReads.js"
 import { Budget } from "../../services/Budget.js"
 import { currentReplay } from "../../services/Replaying.js"
+import * as Compose from "../Compose.js"
 import { BudgetMemory } from "./BudgetMemory.js"
 
 /**
@@ -24,4 +25,4 @@ export const BudgetReplay = Layer.effect(
       softNoticeGiven: Effect.void
     })
   })
-).pipe(Layer.provide(BudgetMemory))
+).pipe(Compose.provide(BudgetMemory))

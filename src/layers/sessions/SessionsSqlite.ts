@@ -20,6 +20,7 @@ import { IdGenerator } from "../../services/IdGenerator.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Sessions, type UnrecordedCandidate } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
+import * as Compose from "../Compose.js"
 import { makeSqliteDirect } from "../SqliteDirect.js"
 import { walDurability } from "../SqliteDurability.js"
 import { migrateRecord } from "../SqlMigrations.js"
@@ -368,7 +369,7 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
 /** Sessions in SQLite at `file` (its folder created first), durable as `fsync` says; one client per file per process. */
 export const SessionsSqliteAt = (file: string, fsync: "always" | "batch" = "always") =>
   Layer.scoped(Sessions, makeSessionsSql(file, fsync)).pipe(
-    Layer.provide(Layer.unwrapEffect(
+    Compose.provide(Layer.unwrapEffect(
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
         yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(Effect.orDie)

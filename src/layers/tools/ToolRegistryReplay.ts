@@ -3,6 +3,7 @@ import { argsHash } from "../../domain/ArgsHash.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
 import { currentReplay } from "../../services/Replaying.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
+import * as Compose from "../Compose.js"
 
 export type { ToolReplayOptions } from "../../services/Replaying.js"
 
@@ -49,4 +50,4 @@ export const ToolRegistryReplay = <E, R>(base: Layer.Layer<ToolRegistry, E, R>) 
             return Effect.succeed(session.results.splice(i, 1)[0]!.result)
           })
       }))
-  ).pipe(Layer.provide(base))
+  ).pipe(Compose.provide(base))

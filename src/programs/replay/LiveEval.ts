@@ -9,6 +9,7 @@ import { ApprovalRouterLive } from "../../layers/approvals/ApprovalRouterLive.js
 import { ApprovalsReplay } from "../../layers/approvals/ApprovalsReplay.js"
 import { AuditLogMemory } from "../../layers/audit/AuditLogMemory.js"
 import { BudgetLive } from "../../layers/budget/BudgetLive.js"
+import * as Compose from "../../layers/Compose.js"
 import { IdGeneratorLive } from "../../layers/ids/IdGeneratorLive.js"
 import { PlanCacheNone } from "../../layers/plans/PlanCacheSqlite.js"
 import { SessionsReplay } from "../../layers/sessions/SessionsReplay.js"
@@ -54,7 +55,7 @@ export const liveEval = <EL, ET>(
       sessions: SessionsReplay,
       tools: ToolRegistryReplay(parts.tools),
       llm: parts.llm,
-      approvals: Layer.provideMerge(ApprovalsReplay, ApprovalRouterLive),
+      approvals: Compose.provideMerge(ApprovalsReplay, ApprovalRouterLive),
       plans: PlanCacheNone
     })
     const runtime = Context.get(yield* Layer.build(graph), AgentRuntime)

@@ -6,6 +6,7 @@ import { ApprovalRouterLive } from "../../layers/approvals/ApprovalRouterLive.js
 import { ApprovalsReplay } from "../../layers/approvals/ApprovalsReplay.js"
 import { AuditLogMemory } from "../../layers/audit/AuditLogMemory.js"
 import { BudgetReplay } from "../../layers/budget/BudgetReplay.js"
+import * as Compose from "../../layers/Compose.js"
 import { IdGeneratorReplay } from "../../layers/ids/IdGeneratorReplay.js"
 import { LlmReplay } from "../../layers/llm/LlmReplay.js"
 import { PlanCacheNone } from "../../layers/plans/PlanCacheSqlite.js"
@@ -44,7 +45,7 @@ export const makeReplayer = <E>(tools: Layer.Layer<ToolRegistry, E, Foundation |
       sessions: SessionsReplay,
       tools: ToolRegistryReplay(tools),
       llm: LlmReplay,
-      approvals: Layer.provideMerge(ApprovalsReplay, ApprovalRouterLive),
+      approvals: Compose.provideMerge(ApprovalsReplay, ApprovalRouterLive),
       plans: PlanCacheNone
     })
     const runtime = Context.get(yield* Layer.build(graph), AgentRuntime)
