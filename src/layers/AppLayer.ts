@@ -1,4 +1,4 @@
-import type { CommandExecutor, FileSystem, HttpClient, Path } from "@effect/platform"
+import type { FileSystem, HttpClient, Path } from "@effect/platform"
 import { Layer } from "effect"
 import type { ApprovalChannel } from "../services/ApprovalChannel.js"
 import type { ApprovalRouter } from "../services/ApprovalRouter.js"
@@ -27,13 +27,12 @@ import { SecretsLive } from "./secrets/SecretsLive.js"
 import { makeStateLayer } from "./StateLayer.js"
 import { TraceSinkLive } from "./TraceSinkLive.js"
 
-/** What every part may use: the configuration, the workspace and the platform. */
+/** What every part may use: the configuration, the workspace, files and paths, and an HTTP client. */
 export type Foundation =
   | MyclawConfig
   | Workspace
   | FileSystem.FileSystem
   | Path.Path
-  | CommandExecutor.CommandExecutor
   | HttpClient.HttpClient
 
 /**

@@ -36,9 +36,9 @@ export const HttpClientOnDemand = Layer.scoped(
 )
 
 /**
- * Files and paths: the platform of the commands that run no agent. The agent's graph adds Node's process and
- * terminal services (`NodeContext`): loading them loads child_process and readline, about 8 ms of a short
- * command's start-up.
+ * Files and paths: the platform every graph runs on, the agent's included. Node's process, terminal and worker
+ * services (`NodeContext`) are left out: no part uses them (the shell tool, the backup and the terminal asker call
+ * Node directly), and they cost a start-up their modules, child_process and a dozen layer nodes.
  */
 export const FilesAndPaths = Compose.merge(NodeFileSystem.layer, NodePath.layer)
 
@@ -56,7 +56,7 @@ export const makeReadOnlyBaseLayer = <A, E>(platform: Layer.Layer<A | FileSystem
     Compose.provideMerge(Compose.mergeAll(platform, HttpClientOnDemand))
   )
 
-/** Workspace and configuration for the commands that run no agent (the agent's graph: `BaseLayer` in Main). */
+/** Workspace and configuration: the base of every command that writes (the agent's graph: `BaseLayer` in Main). */
 export const FilesBaseLayer = makeBaseLayer(FilesAndPaths)
 
 /** Workspace and configuration for read-only commands that run no agent. */

@@ -1,9 +1,8 @@
-import { NodeContext } from "@effect/platform-node"
 import { makeAppLayer } from "./AppLayer.js"
 import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
 import { AuditLogFile } from "./audit/AuditLogFile.js"
-import { makeBaseLayer, makeReadOnlyBaseLayer } from "./Base.js"
+import { FilesBaseLayer, FilesReadOnlyBaseLayer } from "./Base.js"
 import { BudgetLive } from "./budget/BudgetLive.js"
 import * as Compose from "./Compose.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
@@ -16,11 +15,11 @@ import { TraceStoreFile } from "./traces/TraceStoreFile.js"
 
 export { StateLayer, StateReadOnlyLayer }
 
-/** Workspace and configuration over Node's whole platform (files, paths, processes, terminal, workers). */
-export const BaseLayer = makeBaseLayer(NodeContext.layer)
+/** Workspace and configuration over Node's files and paths (and an HTTP client loaded on its first request). */
+export const BaseLayer = FilesBaseLayer
 
 /** The same for read-only commands: the workspace and its configuration must exist already. */
-export const ReadOnlyBaseLayer = makeReadOnlyBaseLayer(NodeContext.layer)
+export const ReadOnlyBaseLayer = FilesReadOnlyBaseLayer
 
 /** The production parts, from the workspace and its configuration. */
 export const LiveParts = {

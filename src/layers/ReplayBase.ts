@@ -1,9 +1,8 @@
 import { FileSystem } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import type { AppConfig } from "../domain/AppConfig.js"
 import { Workspace } from "../services/Workspace.js"
-import { HttpClientOnDemand } from "./Base.js"
+import { FilesAndPaths, HttpClientOnDemand } from "./Base.js"
 import * as Compose from "./Compose.js"
 import { MyclawConfigFixed } from "./MyclawConfigLive.js"
 import { makeWorkspace } from "./workspace/WorkspaceLive.js"
@@ -21,5 +20,5 @@ export const WorkspaceTempReplay = Layer.scoped(
 export const ReplayBaseTemp = (config: AppConfig) =>
   MyclawConfigFixed(config).pipe(
     Compose.merge(WorkspaceTempReplay),
-    Compose.provideMerge(Compose.merge(NodeContext.layer, HttpClientOnDemand))
+    Compose.provideMerge(Compose.merge(FilesAndPaths, HttpClientOnDemand))
   )
