@@ -31,7 +31,15 @@ export default [
         object: "Layer",
         property,
         message: `use Compose.${property} (src/layers/Compose.ts): one node of the layer graph instead of several`
-      }))]
+      }))],
+      // A schema's decoder or encoder compiles its whole parser when made: at a module's top level, every command
+      // would pay for it at start-up, used or not.
+      "no-restricted-syntax": ["error", ...["Program > VariableDeclaration", "Program > ExportNamedDeclaration > VariableDeclaration"]
+        .map((declaration) => ({
+          selector: `${declaration} > VariableDeclarator > CallExpression.init[callee.object.name="Schema"]` +
+            "[callee.property.name=/^(decode|encode|validate|is$|asserts)/]",
+          message: "make it with onFirstCall (src/domain/OnFirstCall.ts): its parser is compiled when first used"
+        }))]
     }
   }
 ]

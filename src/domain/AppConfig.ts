@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { isAddressOrRange } from "./AddressClass.js"
 import { defaultMcpConfig, McpConfig } from "./McpConfig.js"
+import { onFirstCall } from "./OnFirstCall.js"
 import { defaultTelegramConfig, TelegramConfig } from "./TelegramConfig.js"
 import { machineTimeZone } from "./Time.js"
 import { PolicyVerdict } from "./ToolCall.js"
@@ -199,4 +200,6 @@ export class AppConfig extends Schema.Class<AppConfig>("AppConfig")({
   plans: withDefault(Plans, () => ({ enabled: true, autopath: false, similarity: 0.6 }))
 }) {}
 
-export const decodeAppConfig = Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })
+export const decodeAppConfig = onFirstCall(() =>
+  Schema.decodeUnknown(AppConfig, { errors: "all", onExcessProperty: "error" })
+)

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { ApprovalRecordVia } from "./ApprovalVia.js"
 import { exactCheck } from "./ExactCheck.js"
 import { Outcome } from "./ExecutionTrace.js"
+import { onFirstCall } from "./OnFirstCall.js"
 
 /**
  * Audit records: one JSON line each, validated by kind. Every record
@@ -200,7 +201,7 @@ export const Sealed = Schema.Struct({
 export type Sealed = typeof Sealed.Type
 export type SealedRecord = AuditRecord & Sealed
 
-export const decodeAuditRecord = Schema.decodeUnknownEither(AuditRecord, { errors: "all" })
+export const decodeAuditRecord = onFirstCall(() => Schema.decodeUnknownEither(AuditRecord, { errors: "all" }))
 
 /**
  * Whether `decodeAuditRecord` would give this record back as it is: the log then appends the record itself, which

@@ -1,5 +1,6 @@
 import { DateTime, Schema } from "effect"
 import { ApprovalVia } from "./ApprovalVia.js"
+import { onFirstCall } from "./OnFirstCall.js"
 import { PolicyVerdict, ToolCall, ToolResult, Validation } from "./ToolCall.js"
 
 /** The six ways a turn ends. */
@@ -205,8 +206,10 @@ export type ExecutionTraceJson = typeof ExecutionTrace.Encoded
 /** The path of a trace; one written before paths existed was served by the ReAct loop. */
 export const pathOf = (trace: ExecutionTrace): TurnPath => trace.path ?? "react"
 
-export const encodeTrace = Schema.encodeSync(ExecutionTrace)
-export const decodeTrace = Schema.decodeUnknown(ExecutionTrace, { errors: "all", onExcessProperty: "error" })
+export const encodeTrace = onFirstCall(() => Schema.encodeSync(ExecutionTrace))
+export const decodeTrace = onFirstCall(() =>
+  Schema.decodeUnknown(ExecutionTrace, { errors: "all", onExcessProperty: "error" })
+)
 /**
  * The trace as one JSON line. Its only fields whose encoded form differs from the value are the two times, so
  * the line is the trace with those two as ISO strings: the same JSON `encodeTrace` gives (a test holds the two

@@ -1,6 +1,7 @@
 import { Either, ParseResult, Schema } from "effect"
 import { encodeTrace, ExecutionTrace, TRACE_FORMAT } from "./ExecutionTrace.js"
 import { jsonSyntaxError, lineColumn } from "./JsonLocation.js"
+import { onFirstCall } from "./OnFirstCall.js"
 
 /**
  * A trace file that cannot be used, and where: `location` is `line:column` for a JSON problem, the field path
@@ -22,7 +23,9 @@ const pathText = (path: ReadonlyArray<PropertyKey>): string =>
   path.map((key, i) => typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`).join("") ||
   "(the trace)"
 
-const decodeFile = Schema.decodeUnknownEither(ExecutionTrace, { errors: "all", onExcessProperty: "error" })
+const decodeFile = onFirstCall(() =>
+  Schema.decodeUnknownEither(ExecutionTrace, { errors: "all", onExcessProperty: "error" })
+)
 
 /** A trace file's text (one trace as JSON, as `myclaw trace export` writes it) decoded, or what is wrong where. */
 export const parseTraceText = (text: string, file: string): Either.Either<ExecutionTrace, TraceFileError> => {

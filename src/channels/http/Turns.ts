@@ -4,6 +4,7 @@ import { Cause, Duration, Effect, Exit, Fiber, FiberSet, Option, ParseResult, Sc
 import * as NodeHttp from "node:http"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { type ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { truncateEnd } from "../../domain/Text.js"
 import { waitCleanedUp } from "../../programs/AsyncWait.js"
 import { UNRECORDED } from "../../programs/turn/Messages.js"
@@ -28,8 +29,10 @@ export const TurnRequest = Schema.Struct({
 
 /** The largest body POST /v1/turns reads; a larger one is answered 413 (and drained, never half-read). */
 export const MAX_BODY_BYTES = 1_048_576
-const decodeTurnRequest = Schema.decodeUnknownEither(TurnRequest, { errors: "all", onExcessProperty: "error" })
-const encodeTraceStoreError = Schema.encodeSync(TraceStoreError)
+const decodeTurnRequest = onFirstCall(() =>
+  Schema.decodeUnknownEither(TurnRequest, { errors: "all", onExcessProperty: "error" })
+)
+const encodeTraceStoreError = onFirstCall(() => Schema.encodeSync(TraceStoreError))
 
 const problem = (status: number, error: string, message: string, extra: Record<string, unknown> = {}) =>
   HttpServerResponse.unsafeJson({ error, message, ...extra }, { status })

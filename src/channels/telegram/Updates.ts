@@ -1,4 +1,5 @@
 import { Either, ParseResult, Schema } from "effect"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 
 /** The parts of the Bot API's objects the channel reads; other fields are ignored, missing ones make it malformed. */
 export const TgUser = Schema.Struct({
@@ -60,7 +61,7 @@ export type Incoming =
   | { readonly _tag: "Callback"; readonly updateId: number; readonly query: TgCallbackQuery }
   | { readonly _tag: "Ignored"; readonly updateId: number | undefined; readonly why: string }
 
-const decode = Schema.decodeUnknownEither(TgUpdate, { errors: "all" })
+const decode = onFirstCall(() => Schema.decodeUnknownEither(TgUpdate, { errors: "all" }))
 
 /** The fields of a malformed update that are wrong, by path only (never their values: they may be private text). */
 const badPaths = (error: ParseResult.ParseError): string =>

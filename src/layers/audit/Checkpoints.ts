@@ -1,5 +1,6 @@
 import { Effect, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import type { IntegrityProblem } from "../../services/AuditLog.js"
 import type { EpochKey } from "./Keys.js"
 import { fileError, forEachLine, readTail } from "./Lines.js"
@@ -37,7 +38,7 @@ const CheckpointLine = Schema.Struct({
   sig: Schema.String
 })
 export type Checkpoint = typeof CheckpointLine.Type & { readonly line: number }
-const decodeCheckpoint = Schema.decodeUnknownOption(CheckpointLine)
+const decodeCheckpoint = onFirstCall(() => Schema.decodeUnknownOption(CheckpointLine))
 
 /** The checkpoint log's writer; `open` cuts a torn last line and says how many bytes it cut. */
 export const makeCheckpointWriter = (path: string) =>

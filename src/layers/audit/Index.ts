@@ -7,6 +7,7 @@ import type { AuditQuery } from "../../domain/AuditQuery.js"
 import { matchesQuery } from "../../domain/AuditQuery.js"
 import { decodeAuditRecord, Sealed, type SealedRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { type AuditFile, forEachLine, joinPath, listChains } from "./Lines.js"
 import { parseLine, sha256 } from "./Seal.js"
 
@@ -34,7 +35,7 @@ type IndexRow = {
   readonly line: string
 }
 
-const decodeSealed = Schema.decodeUnknownEither(Sealed)
+const decodeSealed = onFirstCall(() => Schema.decodeUnknownEither(Sealed))
 
 const rowOf = (file: string, bytes: Buffer): IndexRow | undefined => {
   const json = parseLine(bytes)

@@ -1,6 +1,7 @@
 import { Effect, ParseResult, Schema } from "effect"
 import { auditFileOf } from "../../domain/AuditQuery.js"
 import { decodeAuditRecord, Sealed } from "../../domain/AuditRecord.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { isoAt } from "../../domain/Time.js"
 import type { IntegrityProblem, IntegrityReport } from "../../services/AuditLog.js"
 import { type Checkpoint, readCheckpoints } from "./Checkpoints.js"
@@ -21,7 +22,7 @@ export interface VerifyOptions {
   readonly limits: ReadonlyMap<string, number>
 }
 
-const decodeSealed = Schema.decodeUnknownEither(Sealed)
+const decodeSealed = onFirstCall(() => Schema.decodeUnknownEither(Sealed))
 
 interface Place {
   readonly file: string

@@ -1,6 +1,7 @@
 import { Effect, Schema } from "effect"
 import * as NodeFs from "node:fs/promises"
 import type { BudgetDay } from "../../domain/BudgetLedger.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 
 /** budget.json, where earlier versions kept the day's counters: read once, to carry them into the database. */
 const BudgetJson = Schema.Struct({
@@ -13,7 +14,7 @@ const BudgetJson = Schema.Struct({
   soft_notice_given: Schema.Boolean,
   updated_at: Schema.String
 })
-const decodeBudgetJson = Schema.decodeUnknownEither(Schema.parseJson(BudgetJson))
+const decodeBudgetJson = onFirstCall(() => Schema.decodeUnknownEither(Schema.parseJson(BudgetJson)))
 
 export type LoadResult =
   | { readonly _tag: "Loaded"; readonly day: BudgetDay; readonly inFlightEur: number }

@@ -5,6 +5,7 @@ import { Cause, Effect, ExecutionStrategy, Exit, Option, Schema, Scope } from "e
 import type { BudgetDay, BudgetState, HeldReservation } from "../../domain/BudgetLedger.js"
 import { freshDay } from "../../domain/BudgetLedger.js"
 import { BudgetStoreError, messageOf } from "../../domain/Errors.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { makeSqliteDirect, type SqliteDirect } from "../SqliteDirect.js"
 import type { BudgetStore } from "./BudgetCore.js"
 
@@ -26,8 +27,8 @@ const DayRow = Schema.Struct({
   soft_notice_given: Schema.Number
 })
 const ReservationRow = Schema.Struct({ id: Schema.String, eur: Schema.Number, reserved_at: Schema.Number })
-const decodeDays = Schema.decodeUnknown(Schema.Array(DayRow))
-const decodeReservations = Schema.decodeUnknown(Schema.Array(ReservationRow))
+const decodeDays = onFirstCall(() => Schema.decodeUnknown(Schema.Array(DayRow)))
+const decodeReservations = onFirstCall(() => Schema.decodeUnknown(Schema.Array(ReservationRow)))
 
 /**
  * Runs one statement with its parameters: on the transaction's connection itself (a prepared statement from its

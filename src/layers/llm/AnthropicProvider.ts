@@ -4,6 +4,7 @@ import { Clock, Effect, Either, Option, ParseResult, Redacted, Schema } from "ef
 import type { AnthropicProviderConfig } from "../../domain/AppConfig.js"
 import { LlmError } from "../../domain/Errors.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { hideSecret, truncateEnd } from "../../domain/Text.js"
 import { withSpanWhenTraced } from "../../programs/Spans.js"
 import {
@@ -18,8 +19,8 @@ import {
 import { badResponse, hideInError, hideInResponse, statusError, transportError } from "./HttpFailure.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
 
-const decodeMessage = Schema.decodeUnknownEither(Schema.parseJson(MessageResponse))
-const decodeError = Schema.decodeUnknownEither(Schema.parseJson(ErrorBody))
+const decodeMessage = onFirstCall(() => Schema.decodeUnknownEither(Schema.parseJson(MessageResponse)))
+const decodeError = onFirstCall(() => Schema.decodeUnknownEither(Schema.parseJson(ErrorBody)))
 
 const describeIssues = (error: ParseResult.ParseError): string =>
   ParseResult.ArrayFormatter.formatErrorSync(error)

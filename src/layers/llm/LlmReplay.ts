@@ -2,13 +2,14 @@ import { Effect, Either, Layer, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ThoughtStep } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, LlmResponse } from "../../domain/LlmTypes.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import type { RequestMismatch } from "../../domain/ReplayProbe.js"
 import { fingerprintRequest, recordableRequest } from "../../domain/RequestFingerprint.js"
 import { SUMMARISER_BLOCK } from "../../programs/turn/Compact.js"
 import { generateThenOf, Llm } from "../../services/Llm.js"
 import { currentReplay, type ReplaySession } from "../../services/Replaying.js"
 
-const decodeFailure = Schema.decodeUnknownEither(Schema.Union(LlmError, BudgetExceeded))
+const decodeFailure = onFirstCall(() => Schema.decodeUnknownEither(Schema.Union(LlmError, BudgetExceeded)))
 
 const responseOf = (step: ThoughtStep): LlmResponse => ({
   model: step.model,

@@ -4,6 +4,7 @@ import type { OpenAiProviderConfig } from "../../domain/AppConfig.js"
 import { LlmError } from "../../domain/Errors.js"
 import type { FinishReason } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../../domain/LlmTypes.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { hideSecret, truncateEnd } from "../../domain/Text.js"
 import { toolCallFromWire } from "../../domain/ToolCall.js"
 import { withSpanWhenTraced } from "../../programs/Spans.js"
@@ -11,8 +12,8 @@ import { badResponse, hideInError, hideInResponse, statusError, transportError }
 import { ChatCompletion, chatCompletionBody, errorBodyMessage, WireErrorBody } from "./OpenAiWire.js"
 import type { Provider, ProviderResponse } from "./Provider.js"
 
-const decodeCompletion = Schema.decodeUnknownEither(ChatCompletion, { errors: "all" })
-const decodeErrorBody = Schema.decodeUnknownOption(WireErrorBody)
+const decodeCompletion = onFirstCall(() => Schema.decodeUnknownEither(ChatCompletion, { errors: "all" }))
+const decodeErrorBody = onFirstCall(() => Schema.decodeUnknownOption(WireErrorBody))
 
 const parseJson = (text: string): Option.Option<unknown> => {
   try {

@@ -7,6 +7,7 @@ import * as NodePath from "node:path"
 import { canonicalJson } from "../../domain/ArgsHash.js"
 import { CachedPlan, PlanAnswer } from "../../domain/CachedPlan.js"
 import { messageOf } from "../../domain/Errors.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { Plan } from "../../domain/Plan.js"
 import { PlanCacheError } from "../../domain/PlanCacheError.js"
 import { sha256Hex } from "../../domain/Sha256.js"
@@ -46,8 +47,8 @@ const Row = Schema.Struct({
   created_at: Schema.Number,
   last_used_at: Schema.NullOr(Schema.Number)
 })
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
-const encodeRow = Schema.encodeSync(Row)
+const decodeRows = onFirstCall(() => Schema.decodeUnknown(Schema.Array(Row)))
+const encodeRow = onFirstCall(() => Schema.encodeSync(Row))
 
 /** A plan's id: the same request always has the same one. */
 const planId = (request: string) => `plan-${sha256Hex(request).slice(0, 12)}`

@@ -4,6 +4,7 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
 import { syncPath } from "../../domain/FileSync.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { SecretError } from "../../domain/SecretError.js"
 
 /**
@@ -91,7 +92,7 @@ export const decryptSecret = (
   }
 }
 
-const decodeDocument = Schema.decodeUnknownEither(SecretDocument, { errors: "all" })
+const decodeDocument = onFirstCall(() => Schema.decodeUnknownEither(SecretDocument, { errors: "all" }))
 
 /** The store's document; an absent file is an empty store. */
 export const readSecretFile = (file: string, name: string): Effect.Effect<SecretDocument, SecretError> =>

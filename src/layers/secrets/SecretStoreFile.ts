@@ -1,4 +1,5 @@
 import { Clock, Effect, Layer, Redacted, Schema } from "effect"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { MIN_SECRET_LENGTH } from "../../domain/Redaction.js"
 import { SecretError } from "../../domain/SecretError.js"
 import { SecretName } from "../../domain/SecretRef.js"
@@ -8,7 +9,7 @@ import { Workspace } from "../../services/Workspace.js"
 import { encryptSecret, keyIdOf, readSecretFile, secretFileOf, writeSecretFile } from "./SecretFile.js"
 import { loadSecretKey } from "./SecretKey.js"
 
-const isName = Schema.is(SecretName)
+const isName = onFirstCall(() => Schema.is(SecretName))
 
 export const checkSecretName = (name: string): Effect.Effect<void, SecretError> =>
   isName(name) ? Effect.void : Effect.fail(

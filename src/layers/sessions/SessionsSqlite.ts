@@ -5,6 +5,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Cause, Clock, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import {
   channelKind,
   forbidden,
@@ -43,19 +44,19 @@ const TurnRow = Schema.Struct({
   ...SessionTurn.fields,
   tainted_by: Schema.parseJson(Schema.Array(Schema.String))
 })
-const decodeTurns = Schema.decodeUnknown(Schema.Array(TurnRow))
+const decodeTurns = onFirstCall(() => Schema.decodeUnknown(Schema.Array(TurnRow)))
 const SummaryRow = Schema.Struct({
   ...SessionSummary.fields,
   tainted_by: Schema.parseJson(Schema.Array(Schema.String))
 })
-const decodeSummaries = Schema.decodeUnknown(Schema.Array(SummaryRow))
-const decodeInfos = Schema.decodeUnknown(Schema.Array(SessionInfo))
+const decodeSummaries = onFirstCall(() => Schema.decodeUnknown(Schema.Array(SummaryRow)))
+const decodeInfos = onFirstCall(() => Schema.decodeUnknown(Schema.Array(SessionInfo)))
 const HistoryRow = Schema.Struct({
   owner: Schema.String,
   summary: Schema.NullOr(Schema.parseJson(SessionSummary)),
   turns: Schema.NullOr(Schema.parseJson(Schema.Array(SessionTurn)))
 })
-const decodeHistoryRows = Schema.decodeUnknown(Schema.Array(HistoryRow))
+const decodeHistoryRows = onFirstCall(() => Schema.decodeUnknown(Schema.Array(HistoryRow)))
 
 // 12 columns a turn: well under SQLite's 32,766 bound parameters per statement.
 const MAX_TURNS_PER_STATEMENT = 500

@@ -4,6 +4,7 @@ import * as NodePath from "node:path"
 import * as NodeReadline from "node:readline"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { listingOf, matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
 import { restoreAside } from "./Blobs.js"
 import { lastTurns } from "./Recent.js"
@@ -23,8 +24,8 @@ const IndexFile = Schema.parseJson(Schema.Struct({
   traces: Schema.Array(TraceListing)
 }))
 type IndexFile = typeof IndexFile.Type
-const decodeIndex = Schema.decodeUnknownEither(IndexFile)
-const encodeIndex = Schema.encodeSync(IndexFile)
+const decodeIndex = onFirstCall(() => Schema.decodeUnknownEither(IndexFile))
+const encodeIndex = onFirstCall(() => Schema.encodeSync(IndexFile))
 
 const ioError = (path: string, what: string) => (error: unknown) =>
   new TraceStoreError({ path, reason: "Io", message: `${what}: ${messageOf(error)}`, cause: error })

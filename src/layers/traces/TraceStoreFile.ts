@@ -3,6 +3,7 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
@@ -18,7 +19,7 @@ interface Write {
   readonly done: Reply<void, TraceStoreError>
 }
 
-const decodeTraceEither = Schema.decodeUnknownEither(ExecutionTrace)
+const decodeTraceEither = onFirstCall(() => Schema.decodeUnknownEither(ExecutionTrace))
 
 const ioError = (path: string, what?: string) => (error: unknown) =>
   new TraceStoreError({

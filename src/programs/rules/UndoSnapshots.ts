@@ -1,6 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import * as NodePath from "node:path"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { Workspace } from "../../services/Workspace.js"
 
 /** What a file held before a turn first wrote it: `content` null when it was too large to keep. */
@@ -16,7 +17,7 @@ const KEEP_TURNS = 50
 
 /** Larger files are not kept: their write cannot be undone, and `/undo` says so. */
 const MAX_SNAPSHOT_BYTES = 1_000_000
-const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(UndoSnapshot))
+const decodeLine = onFirstCall(() => Schema.decodeUnknownOption(Schema.parseJson(UndoSnapshot)))
 
 const fileOf = (root: string, traceId: string) =>
   NodePath.join(root, ".state", "undo", `${traceId.replace(/[^\w.-]/g, "_")}.jsonl`)

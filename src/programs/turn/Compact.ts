@@ -2,6 +2,7 @@ import { Clock, Effect, Schema } from "effect"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { CompactionRecord } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, SystemBlock } from "../../domain/LlmTypes.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import type { SessionHistory, SessionSummary, SessionTurn } from "../../domain/Session.js"
 import { isoAt } from "../../domain/Time.js"
 import { wrapUntrusted } from "../../domain/ToolResultText.js"
@@ -54,7 +55,7 @@ export const summaryRequest = (conversation: string): LlmRequest => ({
   maxTokens: SUMMARY_MAX_TOKENS
 })
 
-const encodeFailure = Schema.encodeSync(Schema.Union(LlmError, BudgetExceeded))
+const encodeFailure = onFirstCall(() => Schema.encodeSync(Schema.Union(LlmError, BudgetExceeded)))
 
 /** What the compaction read, before it ran, and how its call failed (a replay serves and fails it the same). */
 const compactionRecord = (

@@ -3,6 +3,7 @@ import type { AppConfig } from "../../domain/AppConfig.js"
 import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, Outcome } from "../../domain/ExecutionTrace.js"
 import type { MessagesFold } from "../../domain/MessagesFold.js"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { messagesChars, type TokenCounting, tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
@@ -48,7 +49,7 @@ type Next = Data.TaggedEnum<{
 }>
 const Next = Data.taggedEnum<Next>()
 
-const encodeThoughtError = Schema.encodeSync(Schema.Union(LlmError, BudgetExceeded))
+const encodeThoughtError = onFirstCall(() => Schema.encodeSync(Schema.Union(LlmError, BudgetExceeded)))
 const interruptedMessage = "Stopped: the turn was interrupted before it finished."
 const internalErrorMessage = "I could not finish this request because of an internal error; it is in the trace."
 
