@@ -11,9 +11,13 @@ import { DigestScheduleLive } from "../programs/Digest.js"
 /** The HTTP server, with the Telegram channel (on with TELEGRAM_BOT_TOKEN; its webhook route when configured). */
 const HttpWithTelegram = HttpLive.pipe(Compose.provide(TelegramLive))
 
-/** `myclaw serve`: the HTTP server, the schedules and the terminal's approvals, until interrupted. */
+/**
+ * `myclaw serve`: the schedules, the terminal's approvals and the HTTP server, until interrupted. The server is
+ * built last, so that it listens once the rest is up (an answer from /health means the whole service is), and is
+ * closed first (turns in flight drain while the rest still runs).
+ */
 export const serve = Layer.launch(
-  Compose.mergeAll(HttpWithTelegram, DigestScheduleLive, BackupScheduleLive, TerminalAnswering).pipe(
+  Compose.mergeAll(DigestScheduleLive, BackupScheduleLive, TerminalAnswering, HttpWithTelegram).pipe(
     Compose.provide(MainLayer)
   )
 ).pipe(Effect.provide(TelemetryLive))
