@@ -2,7 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import { dual } from "effect/Function"
 
 /**
- * `Layer.provideMerge` and `Layer.provide`, each one node of the layer graph.
+ * `Layer.provideMerge`, `Layer.provide`, `Layer.merge` and `Layer.mergeAll`, each one node of the layer graph.
  *
  * Effect builds a graph node by node, and every node pays for its memoization: a scope, a deferred, two refs, a
  * finalizer and the diff of the fiber's references, about a hundred runtime operations. They run once, at

@@ -1,6 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import type { HttpClient } from "@effect/platform"
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { AppConfig } from "../domain/AppConfig.js"
@@ -22,6 +22,7 @@ import { ApprovalAskerScripted, ownerAnswer } from "./approvals/ApprovalChannelS
 import { ApprovalRouterLive } from "./approvals/ApprovalRouterLive.js"
 import { ApprovalsSqlite } from "./approvals/ApprovalsLive.js"
 import { AuditLogMemory } from "./audit/AuditLogMemory.js"
+import { FilesAndPaths } from "./Base.js"
 import { BudgetLive } from "./budget/BudgetLive.js"
 import * as Compose from "./Compose.js"
 import { IdGeneratorLive } from "./ids/IdGeneratorLive.js"
@@ -115,7 +116,7 @@ export const TestLayer = (options: TestOptions) => {
   return makeAppLayer({
     base: MyclawConfigFixed(Schema.decodeUnknownSync(AppConfig)(options.config ?? {})).pipe(
       Compose.merge(options.home === undefined ? WorkspaceTemp : WorkspaceAt(options.home)),
-      Compose.provideMerge(Compose.merge(NodeContext.layer, NodeHttpClient.layerUndici))
+      Compose.provideMerge(Compose.merge(FilesAndPaths, NodeHttpClient.layerUndici))
     ),
     ids: options.ids ?? IdGeneratorLive,
     audit: options.audit ?? AuditLogMemory,
