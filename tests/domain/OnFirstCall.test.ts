@@ -14,4 +14,10 @@ describe("onFirstCall", () => {
     assert.isTrue(Either.isLeft(decode("forty-two")))
     assert.strictEqual(made, 1)
   })
+
+  it("passes a parser's options on", () => {
+    const decode = onFirstCall(() => Schema.decodeUnknownEither(Schema.Struct({ a: Schema.Number })))
+    assert.isTrue(Either.isRight(decode({ a: 1, b: 2 })))
+    assert.isTrue(Either.isLeft(decode({ a: 1, b: 2 }, { onExcessProperty: "error" })))
+  })
 })
