@@ -16,20 +16,28 @@ import { dual } from "effect/Function"
  * and when the layer fails, what the dependency acquired is released with the node's scope.
  */
 
-const buildOver = <ROut, E, RIn, ROut2, E2, RIn2>(
+/**
+ * Builds a layer within the node being built: with the graph's memo map (what is shared is built once), in the
+ * node's scope.
+ */
+type Build = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => Effect.Effect<Context.Context<ROut>, E, RIn>
+
+/** One node of the graph, whose services are what `build` makes of its parts. */
+const node = <A, E, R>(make: (build: Build) => Effect.Effect<Context.Context<A>, E, R>) =>
+  Layer.scopedContext(
+    Effect.flatMap(Layer.CurrentMemoMap, (memoMap) =>
+      Effect.flatMap(Effect.scope, (scope) => make((layer) => Layer.buildWithMemoMap(layer, memoMap, scope))))
+  )
+
+/** The dependency built first, then the layer with the dependency's services: both contexts. */
+const over = <ROut, E, RIn, ROut2, E2, RIn2>(
+  build: Build,
   layer: Layer.Layer<ROut, E, RIn>,
   dependency: Layer.Layer<ROut2, E2, RIn2>
 ) =>
   Effect.flatMap(
-    Layer.CurrentMemoMap,
-    (memoMap) =>
-      Effect.flatMap(Effect.scope, (scope) =>
-        Effect.flatMap(Layer.buildWithMemoMap(dependency, memoMap, scope), (provided) =>
-          Effect.map(
-            Effect.provide(Layer.buildWithMemoMap(layer, memoMap, scope), provided),
-            (built) =>
-              [provided, built] as const
-          )))
+    build(dependency),
+    (provided) => Effect.map(Effect.provide(build(layer), provided), (built) => [provided, built] as const)
   )
 
 /** `layer` over `dependency`: both layers' services (the layer's where both provide one). */
@@ -44,9 +52,7 @@ export const provideMerge: {
 } = dual(
   2,
   <ROut, E, RIn, ROut2, E2, RIn2>(layer: Layer.Layer<ROut, E, RIn>, dependency: Layer.Layer<ROut2, E2, RIn2>) =>
-    Layer.scopedContext(
-      Effect.map(buildOver(layer, dependency), ([provided, built]) => Context.merge(provided, built))
-    )
+    node((build) => Effect.map(over(build, layer, dependency), ([provided, built]) => Context.merge(provided, built)))
 )
 
 /** `layer` over `dependency`: the layer's services only. */
@@ -61,7 +67,7 @@ export const provide: {
 } = dual(
   2,
   <ROut, E, RIn, ROut2, E2, RIn2>(layer: Layer.Layer<ROut, E, RIn>, dependency: Layer.Layer<ROut2, E2, RIn2>) =>
-    Layer.scopedContext(Effect.map(buildOver(layer, dependency), ([, built]) => built))
+    node((build) => Effect.map(over(build, layer, dependency), ([, built]) => built))
 )
 
 /** What `mergeAll` builds from `Layers`: every layer's services, errors and requirements. */
@@ -80,15 +86,12 @@ export const mergeAll = <
   Layers extends readonly [Layer.Layer<never, unknown, unknown>, ...Array<Layer.Layer<never, unknown, unknown>>]
 >(...layers: Layers): Merged<Layers> => {
   // The contexts are merged as built; their union is what the type above names.
-  const built: Layer.Layer<unknown, unknown, unknown> = Layer.scopedContext(
-    Effect.flatMap(Layer.CurrentMemoMap, (memoMap) =>
-      Effect.flatMap(Effect.scope, (scope) =>
-        Effect.reduce(
-          layers,
-          Context.empty() as Context.Context<unknown>,
-          (merged, layer) =>
-            Effect.map(Layer.buildWithMemoMap(layer, memoMap, scope), (context) => Context.merge(merged, context))
-        )))
+  const built: Layer.Layer<unknown, unknown, unknown> = node((build) =>
+    Effect.reduce(
+      layers,
+      Context.empty() as Context.Context<unknown>,
+      (merged, layer) => Effect.map(build(layer), (context) => Context.merge(merged, context))
+    )
   )
   return built as Merged<Layers>
 }
