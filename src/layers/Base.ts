@@ -1,4 +1,4 @@
-import { type FileSystem, HttpClient, type HttpClientError, type Path } from "@effect/platform"
+import { HttpClient, type HttpClientError } from "@effect/platform"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { isExporting } from "../programs/Spans.js"
@@ -42,22 +42,14 @@ export const HttpClientOnDemand = Layer.scoped(
  */
 export const FilesAndPaths = Compose.merge(NodeFileSystem.layer, NodePath.layer)
 
-/** Workspace and configuration over `platform`: what every command needs first. */
-export const makeBaseLayer = <A, E>(platform: Layer.Layer<A | FileSystem.FileSystem | Path.Path, E>) =>
-  MyclawConfigLive.pipe(
-    Compose.provideMerge(WorkspaceLive),
-    Compose.provideMerge(Compose.mergeAll(platform, HttpClientOnDemand))
-  )
+/** Workspace and configuration over files and paths: the base of every command that writes (`BaseLayer` in Main). */
+export const FilesBaseLayer = MyclawConfigLive.pipe(
+  Compose.provideMerge(WorkspaceLive),
+  Compose.provideMerge(Compose.merge(FilesAndPaths, HttpClientOnDemand))
+)
 
 /** The same, for read-only commands: the workspace and its configuration must exist already, nothing is written. */
-export const makeReadOnlyBaseLayer = <A, E>(platform: Layer.Layer<A | FileSystem.FileSystem | Path.Path, E>) =>
-  MyclawConfigReadOnly.pipe(
-    Compose.provideMerge(WorkspaceExisting),
-    Compose.provideMerge(Compose.mergeAll(platform, HttpClientOnDemand))
-  )
-
-/** Workspace and configuration: the base of every command that writes (the agent's graph: `BaseLayer` in Main). */
-export const FilesBaseLayer = makeBaseLayer(FilesAndPaths)
-
-/** Workspace and configuration for read-only commands that run no agent. */
-export const FilesReadOnlyBaseLayer = makeReadOnlyBaseLayer(FilesAndPaths)
+export const FilesReadOnlyBaseLayer = MyclawConfigReadOnly.pipe(
+  Compose.provideMerge(WorkspaceExisting),
+  Compose.provideMerge(Compose.merge(FilesAndPaths, HttpClientOnDemand))
+)
