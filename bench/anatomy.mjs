@@ -28,14 +28,14 @@
 //   kinds listed; FSYNC and TOOL_FORM as in step-overhead; MYCLAW_DIST, the build measured (default ../dist: another build's
 //   `dist`, to compare two builds run alternately).
 import { readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as base from './lib/harness.mjs';
 import { makeMyclawAgent } from './lib/myclaw-agent.mjs';
+import { effectInternal, onEveryOperation } from './lib/run-loop.mjs';
 
 const dist = process.env.MYCLAW_DIST || fileURLToPath(new URL('../dist/', import.meta.url));
 const TIME_RUNS = Number(process.env.TIME_RUNS || 2000);
@@ -54,11 +54,7 @@ const PARKED_FIBERS = '__myclawAnatomyParkedFibers';
 globalThis[PARKED_FIBERS] = [];
 
 // The fiber runtime module myclaw's dist runs on (the ESM build of the `effect` package it resolves).
-const require = createRequire(path.join(dist, 'Myclaw.js'));
-const effectRoot = path.dirname(path.dirname(path.dirname(require.resolve('effect'))));
-const { FiberRuntime } = await import(
-  pathToFileURL(path.join(effectRoot, 'dist', 'esm', 'internal', 'fiberRuntime.js')).href
-);
+const { FiberRuntime } = await effectInternal(dist, 'fiberRuntime.js');
 
 // Phase marks, from the fake model (holdPoint is called as each model call starts) and the tool (addImpl).
 let counting = false;
@@ -135,16 +131,10 @@ try {
   const timedUs = Number(process.hrtime.bigint() - timedFrom) / 1000;
   timing = false;
 
-  // Count: each run-loop method of the fiber runtime evaluates one operation (its name is the op code).
-  const proto = FiberRuntime.prototype;
-  for (const name of Object.getOwnPropertyNames(proto)) {
-    if (!/^[A-Z][A-Za-z]+$/.test(name) || typeof proto[name] !== 'function') continue;
-    const evaluate = proto[name];
-    proto[name] = function (op) {
-      if (counting) ops += 1;
-      return evaluate.call(this, op);
-    };
-  }
+  // Count every operation the run loop evaluates.
+  onEveryOperation(FiberRuntime, () => {
+    if (counting) ops += 1;
+  });
   counting = true;
   for (let i = 0; i < OPS_RUNS; i++) {
     phase = 'start';

@@ -10,14 +10,14 @@
 //   ms_to_listen      the time it took, instrumented (compare counts, not this)
 // On stderr, with NODES=1, the nodes in the order their build started: the operations and milliseconds until the
 // next one started (what that layer's own construction ran, for a leaf) and where it was made (the first stack
-// frame outside Effect); with OPS=n, the n most frequent operations by op code and the start of their closure.
+// frame outside Effect); with OPS=n, the n most frequent operations by op code and the start of what they carry.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { carried, effectInternal, onEveryOperation } from './lib/run-loop.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const dist = path.join(root, 'dist');
@@ -53,30 +53,19 @@ if (MEASURE === undefined) {
     if (!process.env.MYCLAW_HOME) rmSync(home, { recursive: true, force: true });
   }
 } else {
-  const require = createRequire(path.join(dist, 'Myclaw.js'));
-  const effectRoot = path.dirname(path.dirname(path.dirname(require.resolve('effect'))));
-  const internal = (name) => import(pathToFileURL(path.join(effectRoot, 'dist', 'esm', 'internal', name)).href);
-  const { FiberRuntime } = await internal('fiberRuntime.js');
-  const layers = await internal('layer.js');
+  const { FiberRuntime } = await effectInternal(dist, 'fiberRuntime.js');
+  const layers = await effectInternal(dist, 'layer.js');
 
-  // Each run-loop method of the fiber runtime evaluates one operation (its name is the op code).
   let ops = 0;
   const OPS = Number(process.env.OPS || 0);
   const byText = new Map();
-  const proto = FiberRuntime.prototype;
-  for (const name of Object.getOwnPropertyNames(proto)) {
-    if (!/^[A-Z][A-Za-z]+$/.test(name) || typeof proto[name] !== 'function') continue;
-    const evaluate = proto[name];
-    proto[name] = function (op) {
-      ops += 1;
-      if (OPS > 0) {
-        const closure = op.effect_instruction_i0 ?? op.effect_instruction_i1;
-        const key = `${name} ${typeof closure === 'function' ? String(closure).slice(0, 90).replace(/\s+/g, ' ') : ''}`;
-        byText.set(key, (byText.get(key) ?? 0) + 1);
-      }
-      return evaluate.call(this, op);
-    };
-  }
+  onEveryOperation(FiberRuntime, (_fiber, name, op) => {
+    ops += 1;
+    if (OPS > 0) {
+      const key = `${name} ${carried(name, op) ?? ''}`;
+      byText.set(key, (byText.get(key) ?? 0) + 1);
+    }
+  });
 
   // Where each layer is made: the first frame outside Effect when its op code is set (layers are made by
   // Object.create(proto) and the assignment of `_op_layer`; those made with property descriptors stay unnamed).
