@@ -7,6 +7,12 @@
 //   serve_health_ms       node dist/cli/myclaw.mjs serve, until GET /health answers 200
 //   npm_start_health_ms   npm start (npm's own start-up included), until GET /health answers 200
 //   node_baseline_ms      node -e 0: the floor on this machine right now (a loaded machine raises every figure)
+//   npm_empty_ms          npm run of a script that runs `node -e 0`: what npm start costs before myclaw's code
+//   node_server_floor_ms  a one-route node:http server, until GET /health answers 200 (bench/lib/server-floor.mjs)
+//   effect_server_floor_ms  the same route on the Effect packages serve runs, bundled and started from V8's code
+//                         cache as the command line is: what an Effect HTTP server pays here before its own work
+//   npm_start_effect_floor_ms  npm start of that one-route Effect server, until /health answers: the floor of
+//                         npm_start_health_ms on this machine
 //   node_extra_ca_certs   whether NODE_EXTRA_CA_CERTS is set (the commands inherit it): Node 20 then reads and
 //                         parses that certificate file, and builds its whole root store, when each process
 //                         starts, before any script runs (about 45 ms a process on the 2-core machine; npm start
@@ -30,6 +36,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeServerFloors } from './lib/server-floor.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const cli = path.join(root, process.env.COLD_CLI || 'dist/cli/myclaw.mjs');
@@ -46,10 +53,10 @@ const median = (values) => {
 const round = (ms) => Math.round(ms);
 
 /** Runs a command to its exit; its wall time in ms. A non-zero exit is an error naming the command. */
-const timed = (command, args, env) =>
+const timed = (command, args, env, cwd = root) =>
   new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
     let errors = '';
     child.stderr.on('data', (chunk) => {
       errors += chunk.toString();
@@ -76,11 +83,11 @@ const healthy = (port) =>
  * it answers 200: the time from spawn to that answer. The port is fixed per run: the address is known before
  * the service says it listens.
  */
-const timedServe = (command, args, env, port) =>
+const timedServe = (command, args, env, port, cwd = root) =>
   new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(command, args, {
-      cwd: root,
+      cwd,
       env: { ...env, MYCLAW_HTTP_PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
@@ -181,6 +188,16 @@ try {
   const chat = await measure('chat', () => timed(node, [cli, 'chat', 'remember: blue'], env));
   const help = await measure('--help', () => timed(node, [cli, '--help'], env));
   const budget = await measure('budget', () => timed(node, [cli, 'budget'], env));
+  const floorDir = path.join(home, 'floor');
+  fs.mkdirSync(floorDir);
+  const floor = await writeServerFloors(floorDir);
+  const npmEmpty = await measure('npm run of node -e 0', () => timed(npm, ['run', '--silent', 'empty'], env, floorDir));
+  const nodeServer = await measure('one-route node:http server to /health', async () =>
+    timedServe(node, [floor.node], env, await freePort(), floorDir));
+  const effectServer = await measure('one-route Effect server to /health', async () =>
+    timedServe(node, [floor.effect], env, await freePort(), floorDir));
+  const npmEffect = await measure('npm start of the one-route Effect server to /health', async () =>
+    timedServe(npm, ['start', '--silent'], env, await freePort(), floorDir));
   process.stdout.write(
     `${JSON.stringify({
       scenario,
@@ -191,6 +208,10 @@ try {
       serve_health_ms: serve.median,
       npm_start_health_ms: npmStart.median,
       node_baseline_ms: baseline.median,
+      npm_empty_ms: npmEmpty.median,
+      node_server_floor_ms: nodeServer.median,
+      effect_server_floor_ms: effectServer.median,
+      npm_start_effect_floor_ms: npmEffect.median,
       node_extra_ca_certs: extraCa,
       ...(bareBaseline === undefined ? {} : { node_baseline_without_extra_ca_ms: bareBaseline.median }),
       help_min_ms: help.min,
