@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 import { dual } from "effect/Function"
 
 /**
@@ -11,9 +11,14 @@ import { dual } from "effect/Function"
  * context), `provide` four. These build the same thing in one: the dependency first, then the layer with the
  * dependency's services, in the same fiber, within the node's scope.
  *
- * Same semantics as Effect's: both parts are memoized by identity (a layer shared across the graph is built once),
- * the fiber's references changed by the dependency (a logger, a log level) hold while the layer is built and after,
- * and when the layer fails, what the dependency acquired is released with the node's scope.
+ * A part made here is not a node of its own either: it is built in place, in the node that uses it, so that a graph
+ * written as compositions of compositions costs a node per layer that makes services, plus its root.
+ *
+ * Same semantics as Effect's: the layers that make services are memoized by identity (a layer shared across the
+ * graph is built once; a composition shared is assembled again from them), the fiber's references changed by the
+ * dependency (a logger, a log level) hold while the layer is built and after, and when the layer fails, what the
+ * dependency acquired is released with the scope of the nearest node, before the failure reaches anything that
+ * could catch it (`Layer.catchAll`, `Layer.orElse` and the like build what they wrap as a node).
  */
 
 /**
@@ -22,12 +27,33 @@ import { dual } from "effect/Function"
  */
 type Build = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => Effect.Effect<Context.Context<ROut>, E, RIn>
 
+/** How a layer made here builds its services from its parts. */
+type Make<A, E, R> = (build: Build) => Effect.Effect<Context.Context<A>, E, R>
+
+/** The make of each layer made here, under the layer (a `Make` of the layer's own types). */
+const makes = new WeakMap<object, unknown>()
+
+/**
+ * Builds parts in the node being built. A part made here is built in place, with this node's build (no node of
+ * its own: its parts are memoized, it is not); any other layer through the memo map.
+ */
+const builder =
+  (memoMap: Layer.MemoMap, scope: Scope.Scope): Build => <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
+    const make = makes.get(layer) as Make<ROut, E, RIn> | undefined
+    return make === undefined ? Layer.buildWithMemoMap(layer, memoMap, scope) : make(builder(memoMap, scope))
+  }
+
 /** One node of the graph, whose services are what `build` makes of its parts. */
-const node = <A, E, R>(make: (build: Build) => Effect.Effect<Context.Context<A>, E, R>) =>
-  Layer.scopedContext(
-    Effect.flatMap(Layer.CurrentMemoMap, (memoMap) =>
-      Effect.flatMap(Effect.scope, (scope) => make((layer) => Layer.buildWithMemoMap(layer, memoMap, scope))))
+const node = <A, E, R>(make: (build: Build) => Effect.Effect<Context.Context<A>, E, R>) => {
+  const layer = Layer.scopedContext(
+    Effect.flatMap(
+      Layer.CurrentMemoMap,
+      (memoMap) => Effect.flatMap(Effect.scope, (scope) => make(builder(memoMap, scope)))
+    )
   )
+  makes.set(layer, make)
+  return layer
+}
 
 /** The dependency built first, then the layer with the dependency's services: both contexts. */
 const over = <ROut, E, RIn, ROut2, E2, RIn2>(

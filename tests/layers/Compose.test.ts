@@ -31,6 +31,11 @@ const failing = Layer.effect(
   })
 )
 
+/** What Effect's memo map does for each layer a build asks it for. */
+interface Memoizing {
+  readonly getOrElseMemoize: (layer: unknown, scope: Scope.Scope) => Effect.Effect<unknown, unknown, unknown>
+}
+
 /** Builds `layer` over a fresh log in its own scope, then closes the scope: the log and the build's exit. */
 const buildAndClose = <ROut, E>(layer: Layer.Layer<ROut, E, Log>) =>
   Effect.gen(function*() {
@@ -96,6 +101,53 @@ describe("Compose", () => {
       const failed = yield* buildAndClose(Compose.mergeAll(resource(A, "a", alone), failing, resource(B, "b", alone)))
       assert.deepStrictEqual(failed.exit, Exit.fail("C failed" as const))
       assert.deepStrictEqual(failed.log, ["acquire a", "fail C", "release a"])
+    }))
+
+  it.effect("a composition within a composition is built in its parent's node: only the other layers are memoized", () =>
+    Effect.gen(function*() {
+      // Effect's memo map memoizes a layer in `getOrElseMemoize` (its public type names no method): counted here.
+      const memoMap = (yield* Layer.makeMemoMap) as Layer.MemoMap & Memoizing
+      const asked: Array<unknown> = []
+      const counting: Layer.MemoMap & Memoizing = {
+        [Layer.MemoMapTypeId]: Layer.MemoMapTypeId,
+        getOrElseMemoize: (layer, scope) => {
+          asked.push(layer)
+          return memoMap.getOrElseMemoize(layer, scope)
+        }
+      }
+      const a = resource(A, "a", alone)
+      const b = resource(B, "b", usingA)
+      const c = resource(C, "c", alone)
+      const root = Compose.mergeAll(Compose.provideMerge(b, a), Compose.merge(c, Compose.provide(c, a)))
+      const log: Array<string> = []
+      const context = yield* Effect.scoped(
+        Effect.flatMap(Effect.scope, (scope) => Layer.buildWithMemoMap(root, counting, scope))
+      ).pipe(Effect.provideService(Log, log))
+      assert.strictEqual(Context.get(context, B), "b")
+      const names = new Map<unknown, string>([[root, "root"], [a, "a"], [b, "b"], [c, "c"]])
+      assert.deepStrictEqual(asked.map((layer) => names.get(layer) ?? "a composition"), [
+        "root",
+        "a",
+        "b",
+        "c",
+        "a",
+        "c"
+      ])
+      assert.deepStrictEqual(log.filter((line) => line.startsWith("acquire")), [
+        "acquire a",
+        "acquire b(a)",
+        "acquire c"
+      ])
+    }))
+
+  it.effect("a composition that fails within a composition releases what it acquired before the failure is caught", () =>
+    Effect.gen(function*() {
+      const fallback = Layer.effectDiscard(Effect.flatMap(Log, (log) => Effect.sync(() => log.push("fallback"))))
+      const inner = Compose.mergeAll(resource(B, "b", alone), failing)
+      const layer = Compose.mergeAll(resource(A, "a", alone), inner).pipe(Layer.catchAll(() => fallback))
+      const { exit, log } = yield* buildAndClose(layer)
+      assert.isTrue(Exit.isSuccess(exit))
+      assert.deepStrictEqual(log, ["acquire a", "acquire b", "fail C", "release b", "release a", "fallback"])
     }))
 
   it.effect("the fiber references a dependency sets hold while the layer is built, and after", () =>
