@@ -147,9 +147,22 @@ await Promise.all(
 );
 // Uses of another chunk's final exports read local variables instead of getters (see cjs-aliases.mjs).
 const aliased = aliasImports(copies);
+// esbuild publishes a chunk's exports as a copy of its export object (`module.exports = __toCommonJS(chunk_exports)`)
+// whose accessors each call the object's own: several hundred accessors made when a chunk of Effect loads, and two
+// calls per read. The object itself, marked as an ES module the same way, has the same names, the same live values and
+// the same marker, with one accessor each.
+const PUBLISHED = /^module\.exports = __toCommonJS\((\w+)\);$/gm;
+const publishedDirectly = (name, copy) => {
+  const published = [...copy.matchAll(PUBLISHED)].length;
+  if (published !== 1) throw new Error(`${name} publishes its exports ${published} times through __toCommonJS, not once`);
+  return copy.replace(PUBLISHED, (_, object) => `module.exports = __defProp(${object}, "__esModule", { value: true });`);
+};
 for (const [name, copy] of aliased.chunks) {
   // Written as the function the loader calls (src/cli/CodeCache.ts), so that it compiles the file as read.
-  writeFileSync(`dist/cli/${cjsDir}/${name}`, `(function (exports, require, module) {"use strict";${copy}\n})`);
+  writeFileSync(
+    `dist/cli/${cjsDir}/${name}`,
+    `(function (exports, require, module) {"use strict";${publishedDirectly(name, copy)}\n})`,
+  );
 }
 if (process.argv.includes('--analyze')) {
   process.stderr.write(`CommonJS copies: ${aliased.aliased} uses of other chunks' exports through locals, ${aliased.kept} through getters\n`);

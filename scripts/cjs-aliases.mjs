@@ -2,10 +2,10 @@
 // exports through local variables instead of getters, wherever that cannot change what the code does.
 //
 // esbuild converts a chunk that was an ES module so that its imports stay live bindings: every use of an imported
-// name, `(0, import_chunk_X.name)(...)`, calls a getter of the exporting chunk's `module.exports` (`() => from[key]`,
-// added by `__toCommonJS`), which calls another (`() => name`), through two objects of several hundred accessors
-// each. It runs on every call into Effect from another chunk: in `myclaw serve` under load that was a few percent
-// of the process's time, which the ES modules do not pay.
+// name, `(0, import_chunk_X.name)(...)`, calls a getter of the exporting chunk's `module.exports` (`() => name`, one
+// of several hundred accessors; esbuild's own form adds a second hop, which bundle-cli.mjs removes). It runs on every
+// call into Effect from another chunk: in `myclaw serve` under load that was a few percent of the process's time,
+// which the ES modules do not pay.
 //
 // A name is read once, right after the `require` of its chunk, into `var import_chunk_X$$name`, and the uses read
 // that variable, when the value cannot differ later:

@@ -2,7 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
 import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
+import { bundleLoader } from "../../src/cli/CodeCache.js"
 import { main, myclaw } from "../support/Cli.js"
 
 const packageVersion = (JSON.parse(NodeFs.readFileSync("package.json", "utf8")) as { version: string }).version
@@ -123,6 +125,25 @@ describe("the bundled command line", () => {
       assert.notMatch(text, /import\.meta|require\("[^"]*\.mjs"\)/, copy)
     }
     assert.include(NodeFs.readFileSync(NodePath.join(copies, "runner.cjs"), "utf8"), "main")
+  })
+
+  it("each CommonJS copy publishes its chunk's export object itself, marked as an ES module, not a copy of it", () => {
+    const copies = NodePath.resolve("dist/cli/myclaw-cjs")
+    for (const copy of NodeFs.readdirSync(copies).filter((name) => name.endsWith(".cjs"))) {
+      const text = NodeFs.readFileSync(NodePath.join(copies, copy), "utf8")
+      assert.notInclude(text, "__toCommonJS(", copy)
+      assert.lengthOf(
+        [...text.matchAll(/^module\.exports = __defProp\(\w+, "__esModule", \{ value: true \}\);$/gm)],
+        1,
+        copy
+      )
+    }
+    const runner = bundleLoader(copies, NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "myclaw-bundle-"))).load(
+      "runner.cjs"
+    ) as Record<string, unknown>
+    assert.isTrue(runner.__esModule)
+    assert.deepStrictEqual(Object.keys(runner), ["main"])
+    assert.isFunction(runner.main)
   })
 
   it("the CommonJS copies read other chunks' exports through locals set once, not through getters on every use", () => {
