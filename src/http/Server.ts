@@ -145,7 +145,7 @@ export const HttpServerLive = Layer.unwrapScoped(
     const adminToken = yield* AdminToken
     if (Option.isNone(adminToken)) yield* Effect.logWarning(`${adminTokenMissing}: set it to enable them`)
     const { drain, router } = yield* makeRoutes(adminToken)
-    const listening = NodeHttpServer.layer(createServer, { host, port }).pipe(
+    const listening = NodeHttpServer.layerServer(createServer, { host, port }).pipe(
       Layer.catchAll((error) => Layer.fail(listenError(host, port, error.cause)))
     )
     // Built after the server, so closed before it: turns in flight are drained (with a deadline) while the server
