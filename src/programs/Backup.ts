@@ -1,5 +1,4 @@
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { BackupError } from "../domain/BackupError.js"
@@ -67,14 +66,17 @@ export const retention = (
   return { keep: backups.filter((name) => keep.has(name)), remove: backups.filter((name) => !keep.has(name)) }
 }
 
+// Node's process module loads with the first backup, not when serve starts its schedule.
 const run = (command: string, args: ReadonlyArray<string>) =>
-  new Promise<{ readonly code: number; readonly stderr: string }>((resolve, reject) => {
-    execFile(command, [...args], { maxBuffer: 16 * 1024 * 1024 }, (error, _stdout, stderr) => {
-      if (error === null) return resolve({ code: 0, stderr })
-      if (typeof error.code === "number") return resolve({ code: error.code, stderr })
-      reject(error)
+  import("node:child_process").then(({ execFile }) =>
+    new Promise<{ readonly code: number; readonly stderr: string }>((resolve, reject) => {
+      execFile(command, [...args], { maxBuffer: 16 * 1024 * 1024 }, (error, _stdout, stderr) => {
+        if (error === null) return resolve({ code: 0, stderr })
+        if (typeof error.code === "number") return resolve({ code: error.code, stderr })
+        reject(error)
+      })
     })
-  })
+  )
 
 export interface BackupResult {
   readonly file: string

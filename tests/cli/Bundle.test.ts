@@ -61,6 +61,16 @@ const chunk = (prefix: string) => {
   return outputOf(NodePath.join(chunksDir, name!))
 }
 
+/** Node's modules that loading these chunks (by name, with what they import statically) loads. */
+const builtinsLoaded = (meta: Metafile, names: ReadonlyArray<string>): Array<string> => {
+  const loaded = new Set(names.flatMap((name) => [...closure(meta, chunk(name))]))
+  return [...loaded].flatMap((file) =>
+    (meta.outputs[file]?.imports ?? [])
+      .filter((imported) => imported.external === true && imported.kind !== "dynamic-import")
+      .map((imported) => imported.path.replace(/^node:/, ""))
+  )
+}
+
 describe("the bundled command line", () => {
   it("the build leaves one entry file and its chunks beside the tsc output", () => {
     assert.isTrue(NodeFs.existsSync(main), `${main} is missing: run npm run build`)
@@ -91,19 +101,18 @@ describe("the bundled command line", () => {
 
   it("budget loads neither Node's process and terminal modules nor zlib: only the agent and archives need them", () => {
     const meta = metafile()
-    const loaded = new Set([
-      ...closure(meta, chunk("Cli")),
-      ...closure(meta, chunk("BudgetCommand")),
-      ...closure(meta, chunk("Base"))
-    ])
-    const builtins = [...loaded].flatMap((file) =>
-      (meta.outputs[file]?.imports ?? [])
-        .filter((imported) => imported.external === true && imported.kind !== "dynamic-import")
-        .map((imported) => imported.path.replace(/^node:/, ""))
-    )
+    const builtins = builtinsLoaded(meta, ["Cli", "BudgetCommand", "Base"])
     assert.includeMembers(builtins, ["fs", "path"])
     for (const heavy of ["child_process", "readline", "zlib", "dgram", "worker_threads"]) {
       assert.notInclude(builtins, heavy, heavy)
+    }
+  })
+
+  it("serve loads Node's process, terminal, DNS and TLS modules only when a tool, a backup or a question needs them", () => {
+    const builtins = builtinsLoaded(metafile(), ["Cli", "Serve"])
+    assert.includeMembers(builtins, ["http", "fs", "crypto"])
+    for (const later of ["child_process", "readline", "dns", "https", "tls"]) {
+      assert.notInclude(builtins, later, later)
     }
   })
 

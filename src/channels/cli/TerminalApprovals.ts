@@ -1,6 +1,5 @@
 import { Clock, Effect, Layer, Option } from "effect"
 import * as NodeOs from "node:os"
-import * as Readline from "node:readline"
 import { visible } from "../../domain/Text.js"
 import { type ApprovalAsker, ApprovalRouter } from "../../services/ApprovalRouter.js"
 import type { ApprovalAnswer, ApprovalDecision, PendingApproval } from "../../services/Approvals.js"
@@ -48,20 +47,22 @@ export const parseReply = (text: string): ApprovalDecision => {
   return { _tag: "Deny" }
 }
 
+// Node's line reader loads with the first question, not when serve starts listening for approvals.
 const ask = (question: string) =>
-  Effect.async<string>((resume) => {
-    const rl = Readline.createInterface({ input: process.stdin, output: process.stderr })
-    // readline swallows Ctrl-C while it asks: hand it back to the process, which stops the turn.
-    rl.on("SIGINT", () => {
-      rl.close()
-      process.kill(process.pid, "SIGINT")
-    })
-    rl.question(question, (answer) => {
-      rl.close()
-      resume(Effect.succeed(answer))
-    })
-    return Effect.sync(() => rl.close())
-  })
+  Effect.flatMap(Effect.promise(() => import("node:readline")), (Readline) =>
+    Effect.async<string>((resume) => {
+      const rl = Readline.createInterface({ input: process.stdin, output: process.stderr })
+      // readline swallows Ctrl-C while it asks: hand it back to the process, which stops the turn.
+      rl.on("SIGINT", () => {
+        rl.close()
+        process.kill(process.pid, "SIGINT")
+      })
+      rl.question(question, (answer) => {
+        rl.close()
+        resume(Effect.succeed(answer))
+      })
+      return Effect.sync(() => rl.close())
+    }))
 
 /**
  * The terminal as an approval asker: the question on stderr (stdout stays clean for `--json`), one at a time,

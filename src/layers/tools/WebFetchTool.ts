@@ -1,7 +1,5 @@
 import { Duration, Effect, Schema } from "effect"
-import * as NodeDns from "node:dns"
 import * as NodeHttp from "node:http"
-import * as NodeHttps from "node:https"
 import type { LookupFunction } from "node:net"
 import { forbiddenAddress, isIpLiteral, obscuredIpv4 } from "../../domain/AddressClass.js"
 import { ToolExecutionError } from "../../domain/Errors.js"
@@ -17,7 +15,10 @@ export interface ResolvedAddress {
 /** Name resolution, a parameter so that a test can make a name resolve anywhere. */
 export type Resolver = (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
 
-export const systemResolver: Resolver = (hostname) => NodeDns.promises.lookup(hostname, { all: true, verbatim: true })
+// Node's resolver and TLS client load on the first fetch, not with the tool: a command that never fetches (and
+// serve until it does) starts without them.
+export const systemResolver: Resolver = (hostname) =>
+  import("node:dns").then((dns) => dns.promises.lookup(hostname, { all: true, verbatim: true }))
 
 export interface WebFetchOptions {
   /** Addresses or CIDR ranges that may be reached although they are not public. */
@@ -101,7 +102,12 @@ export const makeWebFetchTool = (options: WebFetchOptions) => {
     return isIpLiteral(host) ? forbiddenAddress(host.replace(/^\[|\]$/g, ""), options.allowPrivate) : undefined
   }
 
-  const hop = (url: URL, limit: number) =>
+  const clientFor = (url: URL): Effect.Effect<Pick<typeof NodeHttp, "request">> =>
+    url.protocol === "https:" ? Effect.promise(() => import("node:https")) : Effect.succeed(NodeHttp)
+
+  const hop = (url: URL, limit: number) => Effect.flatMap(clientFor(url), (client) => hopWith(client, url, limit))
+
+  const hopWith = (client: Pick<typeof NodeHttp, "request">, url: URL, limit: number) =>
     Effect.async<Hop, ToolExecutionError>((resume) => {
       const refusal: { reason?: string } = {}
       let settled = false
@@ -110,7 +116,6 @@ export const makeWebFetchTool = (options: WebFetchOptions) => {
         settled = true
         resume(effect)
       }
-      const client = url.protocol === "https:" ? NodeHttps : NodeHttp
       const request = client.request(url, {
         method: "GET",
         agent: false,

@@ -1,7 +1,6 @@
 import { Effect, Schema } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import * as NodeReadline from "node:readline"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
@@ -49,6 +48,8 @@ const scanFrom = (path: string, name: string, start: number) =>
       const listings: Array<TraceListing> = []
       let skipped = 0
       let offset = start
+      // Node's line reader loads with the first trace file indexed, not with the store.
+      const NodeReadline = await import("node:readline")
       const stream = NodeFs.createReadStream(path, { start })
       const lines = NodeReadline.createInterface({ input: stream, crlfDelay: Infinity })
       const size = (await NodeFs.promises.stat(path)).size
