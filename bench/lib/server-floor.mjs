@@ -1,15 +1,15 @@
 // The floors `serve`'s start is measured against (bench/cold-start.mjs): two one-route servers answering
 // GET /health on MYCLAW_HTTP_PORT, started the way myclaw starts, with nothing of myclaw in them.
-//   node.mjs      node:http alone: Node's own start, one listen, one answer (and the poller's own cost)
-//   effect.mjs    the same route on the Effect packages `serve` runs (effect, @effect/platform's router,
+//   node.cjs      node:http alone: Node's own start, one listen, one answer (and the poller's own cost)
+//   effect.cjs    the same route on the Effect packages `serve` runs (effect, @effect/platform's router,
 //                 @effect/platform-node's server and runtime), bundled by esbuild with the command line's server
 //                 plugin and loaded by the command line's loader from V8's code cache (dist/cli/CodeCache.js), as
-//                 dist/cli/myclaw.mjs loads `serve`: what any Effect HTTP server pays here before its own work
-//   package.json  `npm start` runs effect.mjs; `npm run empty` runs `node -e 0` (npm's own start, then Node's)
+//                 dist/cli/myclaw.cjs loads `serve`: what any Effect HTTP server pays here before its own work
+//   package.json  `npm start` runs effect.cjs; `npm run empty` runs `node -e 0` (npm's own start, then Node's)
 import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { serverWithoutTestClient } from '../../scripts/server-without-test-client.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,8 +28,8 @@ const server = NodeHttpServer.layer(createServer, { port: Number(process.env.MYC
 NodeRuntime.runMain(Layer.launch(HttpServer.serve(app).pipe(Layer.provide(server))))
 `;
 
-const nodeServer = `import { createServer } from "node:http"
-createServer((request, response) => {
+const nodeServer = `"use strict"
+require("node:http").createServer((request, response) => {
   response.setHeader("content-type", "application/json")
   response.end('{"status":"ok"}')
 }).listen(Number(process.env.MYCLAW_HTTP_PORT), "127.0.0.1")
@@ -57,25 +57,36 @@ export const writeServerFloors = async (dir) => {
     path.join(dir, 'effect-server.cjs'),
     `(function (exports, require, module) {"use strict";${bundled.outputFiles[0].text}\n})`,
   );
-  fs.writeFileSync(
-    path.join(dir, 'effect.mjs'),
-    `import { bundleLoader } from ${JSON.stringify(pathToFileURL(codeCache).href)}
-import { fileURLToPath } from "node:url"
-const dir = fileURLToPath(new URL(".", import.meta.url))
-const loader = bundleLoader(dir, dir + ".v8-cache")
+  // The entry is CommonJS with the loader inlined, as dist/cli/myclaw.cjs is.
+  await esbuild.build({
+    stdin: {
+      contents: `import { bundleLoader } from ${JSON.stringify(codeCache)}
+const loader = bundleLoader(__dirname, require("node:path").join(__dirname, ".v8-cache"))
 // Written when the server stops (the first, unmeasured run), as the command line does.
 process.once("exit", () => loader.save())
 loader.load("effect-server.cjs")
 `,
-  );
-  fs.writeFileSync(path.join(dir, 'node.mjs'), nodeServer);
+      resolveDir: root,
+      sourcefile: 'effect-entry.mjs',
+      loader: 'js',
+    },
+    outfile: path.join(dir, 'effect.cjs'),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    define: { 'import.meta.url': '__floorUrl' },
+    banner: { js: '"use strict"; const __floorUrl = require("node:url").pathToFileURL(__filename).href;' },
+    logLevel: 'error',
+  });
+  fs.writeFileSync(path.join(dir, 'node.cjs'), nodeServer);
   fs.writeFileSync(
     path.join(dir, 'package.json'),
     JSON.stringify({
       name: 'myclaw-server-floor',
       private: true,
-      scripts: { start: 'node effect.mjs', empty: 'node -e 0' },
+      scripts: { start: 'node effect.cjs', empty: 'node -e 0' },
     }),
   );
-  return { effect: path.join(dir, 'effect.mjs'), node: path.join(dir, 'node.mjs') };
+  return { effect: path.join(dir, 'effect.cjs'), node: path.join(dir, 'node.cjs') };
 };
