@@ -1,10 +1,10 @@
-// Scenario "cold-start", against the built command line (../dist/cli/myclaw.mjs; npm run build first): the
+// Scenario "cold-start", against the built command line (../dist/cli/myclaw.cjs; npm run build first): the
 // whole process, from spawn to exit (or to the first /health answer), median of COLD_RUNS runs after one
 // unmeasured run. One JSON line on stdout:
 //   help_ms               myclaw --help
 //   budget_ms             myclaw budget, on a workspace that exists
 //   chat_ms               myclaw chat "..." with the scripted provider (one turn: trace, audit record, budget)
-//   serve_health_ms       node dist/cli/myclaw.mjs serve, until GET /health answers 200
+//   serve_health_ms       node dist/cli/myclaw.cjs serve, until GET /health answers 200
 //   npm_start_health_ms   npm start (npm's own start-up included), until GET /health answers 200
 //   node_baseline_ms      node -e 0: the floor on this machine right now (a loaded machine raises every figure)
 //   npm_empty_ms          npm run of a script that runs `node -e 0`: what npm start costs before myclaw's code
@@ -26,9 +26,9 @@
 // it. MYCLAW_CODE_CACHE=off measures the ES modules without it.
 //
 //   COLD_RUNS (default 5)
-//   COLD_CLI        the command line measured, relative to this checkout (default dist/cli/myclaw.mjs): another
-//                   build's (e.g. ../before/dist/cli/myclaw.mjs) to compare two builds run alternately in one
-//                   session; npm_start_health_ms always measures this checkout's `npm start`
+//   COLD_CLI        the command line measured, relative to this checkout (default dist/cli/myclaw.cjs): another
+//                   build's (e.g. ../before/dist/cli/myclaw.cjs; myclaw.mjs in builds without it) to compare two builds
+//                   run alternately in one session; npm_start_health_ms always measures this checkout's `npm start`
 //   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default cold-start)
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -39,7 +39,7 @@ import { fileURLToPath } from 'node:url';
 import { writeServerFloors } from './lib/server-floor.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const cli = path.join(root, process.env.COLD_CLI || 'dist/cli/myclaw.mjs');
+const cli = path.join(root, process.env.COLD_CLI || 'dist/cli/myclaw.cjs');
 const scenario = process.env.BENCH_SCENARIO || 'cold-start';
 const RUNS = Number(process.env.COLD_RUNS || 5);
 const log = (text) => process.stderr.write(`${scenario}: ${text}\n`);

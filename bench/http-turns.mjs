@@ -1,4 +1,4 @@
-// Scenario "http-turns", against the built command line (../dist/cli/myclaw.mjs; npm run build first): a real
+// Scenario "http-turns", against the built command line (../dist/cli/myclaw.cjs; npm run build first): a real
 // `myclaw serve` on 127.0.0.1 with the scripted provider (one answer, looped), TURNS_CONC clients posting
 // POST /v1/turns back to back (keep-alive) for TURNS_SECONDS after a short warm-up. Every turn is whole: policy,
 // budget reservation, the trace persisted and its signed audit record. One JSON line on stdout:
@@ -12,8 +12,8 @@
 //   TURNS_SECONDS (default 5)  TURNS_CONC (default 16)
 //   TURNS_TOTAL     instead of TURNS_SECONDS, exactly this many turns (after 200 unmeasured ones): the sessions grow
 //                   to the same length whichever build answers, so server_cpu_ms_per_turn compares builds
-//   TURNS_CLI       the command line served, relative to this checkout (default dist/cli/myclaw.mjs): another
-//                   build's (e.g. ../before/dist/cli/myclaw.mjs), to compare two builds run alternately
+//   TURNS_CLI       the command line served, relative to this checkout (default dist/cli/myclaw.cjs): another
+//                   build's (e.g. ../before/dist/cli/myclaw.cjs), to compare two builds run alternately
 //   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default http-turns)
 import * as fs from 'node:fs';
 import * as http from 'node:http';

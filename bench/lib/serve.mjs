@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 
-export const cli = fileURLToPath(new URL('../../dist/cli/myclaw.mjs', import.meta.url));
+export const cli = fileURLToPath(new URL('../../dist/cli/myclaw.cjs', import.meta.url));
 
 /**
  * `env` is added to the process environment; the child and its address, or an error with what it printed.

@@ -22,6 +22,9 @@ const node = (file: string, args: ReadonlyArray<string>) =>
 
 const chunksDir = NodePath.resolve("dist/cli/myclaw-chunks")
 
+/** The entry as an ES module: esbuild's entry of the chunks, the same program as `main` (its CommonJS form). */
+const esmEntry = NodePath.resolve("dist/cli/myclaw.mjs")
+
 /** esbuild's account of the bundle: each output's modules and imports. */
 interface Metafile {
   readonly outputs: Readonly<
@@ -72,20 +75,25 @@ const builtinsLoaded = (meta: Metafile, names: ReadonlyArray<string>): Array<str
 }
 
 describe("the bundled command line", () => {
-  it("the build leaves one entry file and its chunks beside the tsc output", () => {
+  it("the build leaves the entry, as CommonJS and as an ES module, and its chunks beside the tsc output", () => {
     assert.isTrue(NodeFs.existsSync(main), `${main} is missing: run npm run build`)
+    assert.isTrue(NodeFs.existsSync(esmEntry), `${esmEntry} is missing: run npm run build`)
     assert.isTrue(NodeFs.existsSync(NodePath.resolve("dist/cli/main.js")), "the tsc output stays")
     const chunks = NodeFs.readdirSync(NodePath.resolve("dist/cli/myclaw-chunks"))
     assert.isAbove(chunks.filter((name) => name.endsWith(".mjs")).length, 1)
     // Effect is inside the bundle: no import of the package's index is left.
-    for (const file of [main, ...chunks.map((name) => NodePath.resolve("dist/cli/myclaw-chunks", name))]) {
+    for (const file of [esmEntry, ...chunks.map((name) => NodePath.resolve("dist/cli/myclaw-chunks", name))]) {
       assert.notMatch(NodeFs.readFileSync(file, "utf8"), /from "effect"/, file)
     }
+    // The CommonJS entry holds the entry's own code only: no package, and the ES module runner imported, not read.
+    const entry = NodeFs.readFileSync(main, "utf8")
+    assert.notMatch(entry, /require\("(effect|@effect)|node_modules/)
+    assert.match(entry, /import\("\.\/myclaw-chunks\/Cli-[^"]+\.mjs"\)/)
   })
 
   it("--help and --version load no Effect: the entry's static imports hold none of its modules", () => {
     const meta = metafile()
-    const entry = outputOf(main)
+    const entry = outputOf(esmEntry)
     assert.isFalse(bundles(meta, closure(meta, entry), /(effect|@effect)/))
     // The check can fail: the command runner, loaded for every other command, holds them.
     const runner = meta.outputs[entry]!.imports.find((imported) => /\/Cli-[^/]+\.mjs$/.test(imported.path))
@@ -127,7 +135,7 @@ describe("the bundled command line", () => {
   it("every chunk has a CommonJS copy, the command runner's under a fixed name, the entry none", () => {
     const meta = metafile()
     const copies = NodePath.resolve("dist/cli/myclaw-cjs")
-    const runner = meta.outputs[outputOf(main)]!.imports.find((imported) => imported.kind === "dynamic-import")!
+    const runner = meta.outputs[outputOf(esmEntry)]!.imports.find((imported) => imported.kind === "dynamic-import")!
     for (const chunk of NodeFs.readdirSync(chunksDir).filter((name) => name.endsWith(".mjs"))) {
       const copy = chunk === NodePath.basename(runner.path) ? "runner.cjs" : chunk.replace(/\.mjs$/, ".cjs")
       const text = NodeFs.readFileSync(NodePath.join(copies, copy), "utf8")
@@ -165,12 +173,15 @@ describe("the bundled command line", () => {
     }
   })
 
-  it.effect("--version prints the package's version, from the bundle and from bin/myclaw.js", () =>
+  it.effect("--version prints the package's version, from both entries and from bin/myclaw.cjs", () =>
     Effect.gen(function*() {
       const bundled = yield* myclaw(["--version"])
       assert.strictEqual(bundled.code, 0, bundled.stderr)
       assert.strictEqual(bundled.stdout, `myclaw ${packageVersion}\n`)
-      const bin = yield* node(NodePath.resolve("bin/myclaw.js"), ["--version"])
+      const esm = yield* node(esmEntry, ["--version"])
+      assert.strictEqual(esm.code, 0)
+      assert.strictEqual(esm.stdout, `myclaw ${packageVersion}\n`)
+      const bin = yield* node(NodePath.resolve("bin/myclaw.cjs"), ["--version"])
       assert.strictEqual(bin.code, 0)
       assert.strictEqual(bin.stdout, `myclaw ${packageVersion}\n`)
     }))
@@ -180,6 +191,7 @@ describe("the bundled command line", () => {
       const help = yield* myclaw(["--help"])
       assert.strictEqual(help.code, 0, help.stderr)
       assert.match(help.stdout, /^Usage:/)
+      assert.strictEqual((yield* node(esmEntry, ["--help"])).stdout, help.stdout, "the ES module entry's")
       for (const command of ["chat", "serve", "budget", "audit verify", "trace list", "replay", "eval"]) {
         assert.include(help.stdout, `myclaw ${command}`)
       }

@@ -5,7 +5,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 
 /** The built command line: the bundle `npm run build` makes of the tsc output (tests/support/bundle.ts refreshes it). */
-export const main = NodePath.resolve("dist/cli/myclaw.mjs")
+export const main = NodePath.resolve("dist/cli/myclaw.cjs")
 
 export interface Run {
   readonly code: number

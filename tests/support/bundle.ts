@@ -3,7 +3,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 
 const dist = NodePath.resolve("dist")
-const bundle = NodePath.join(dist, "cli", "myclaw.mjs")
+const bundle = NodePath.join(dist, "cli", "myclaw.cjs")
 
 /** The newest modification time of the tsc output (the bundle's own files left out). */
 const newestOutput = (dir: string): number =>
