@@ -37,11 +37,13 @@ const makes = new WeakMap<object, unknown>()
  * Builds parts in the node being built. A part made here is built in place, with this node's build (no node of
  * its own: its parts are memoized, it is not); any other layer through the memo map.
  */
-const builder =
-  (memoMap: Layer.MemoMap, scope: Scope.Scope): Build => <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
+const builder = (memoMap: Layer.MemoMap, scope: Scope.Scope): Build => {
+  const build: Build = <ROut, E, RIn>(layer: Layer.Layer<ROut, E, RIn>) => {
     const make = makes.get(layer) as Make<ROut, E, RIn> | undefined
-    return make === undefined ? Layer.buildWithMemoMap(layer, memoMap, scope) : make(builder(memoMap, scope))
+    return make === undefined ? Layer.buildWithMemoMap(layer, memoMap, scope) : make(build)
   }
+  return build
+}
 
 /** One node of the graph, whose services are what `build` makes of its parts. */
 const node = <A, E, R>(make: (build: Build) => Effect.Effect<Context.Context<A>, E, R>) => {

@@ -54,32 +54,32 @@ export const makeShellRunTool = (options: ShellRunOptions) =>
         const output = headTail(options.maxOutputBytes)
         const closed = yield* Deferred.make<Ended, ToolExecutionError>()
         // Node's process module loads with the first command run, not with the tool.
+        const NodeChild = yield* Effect.promise(() => import("node:child_process"))
         const child = yield* Effect.acquireRelease(
-          Effect.flatMap(Effect.promise(() => import("node:child_process")), (NodeChild) =>
-            Effect.sync(() => {
-              const child = NodeChild.spawn(SHELL, ["-c", command], {
-                cwd,
-                env: environment(workspace.root),
-                detached: true,
-                stdio: ["ignore", "pipe", "pipe"]
-              })
-              let ended: Ended = { code: null, signal: null }
-              child.stdout.on("data", output.write)
-              child.stderr.on("data", output.write)
-              child.on("exit", (code, signal) => {
-                ended = { code, signal }
-                killGroup(child.pid, "SIGKILL")
-              })
-              child.on("close", () => Deferred.unsafeDone(closed, Effect.succeed(ended)))
-              child.on("error", (error) =>
-                Deferred.unsafeDone(
-                  closed,
-                  Effect.fail(
-                    new ToolExecutionError({ tool: TOOL, message: `could not start ${SHELL}: ${error.message}` })
-                  )
-                ))
-              return child
-            })),
+          Effect.sync(() => {
+            const child = NodeChild.spawn(SHELL, ["-c", command], {
+              cwd,
+              env: environment(workspace.root),
+              detached: true,
+              stdio: ["ignore", "pipe", "pipe"]
+            })
+            let ended: Ended = { code: null, signal: null }
+            child.stdout.on("data", output.write)
+            child.stderr.on("data", output.write)
+            child.on("exit", (code, signal) => {
+              ended = { code, signal }
+              killGroup(child.pid, "SIGKILL")
+            })
+            child.on("close", () => Deferred.unsafeDone(closed, Effect.succeed(ended)))
+            child.on("error", (error) =>
+              Deferred.unsafeDone(
+                closed,
+                Effect.fail(
+                  new ToolExecutionError({ tool: TOOL, message: `could not start ${SHELL}: ${error.message}` })
+                )
+              ))
+            return child
+          }),
           (child) => Effect.sync(() => killGroup(child.pid, "SIGKILL"))
         )
         const stop = Effect.gen(function*() {
