@@ -13,6 +13,7 @@ import * as esbuild from 'esbuild';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { aliasImports } from './cjs-aliases.mjs';
+import { commonJsEntry } from './commonjs-entry.mjs';
 import { rewriteDist } from './subpath-imports.mjs';
 import { serverWithoutTestClient } from './server-without-test-client.mjs';
 
@@ -127,12 +128,7 @@ const cjsEntry = await esbuild.build({
   absWorkingDir: root,
   entryPoints: ['dist/cli/main.js'],
   outfile: 'dist/cli/myclaw.cjs',
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  define: { 'import.meta.url': '__myclawUrl' },
-  banner: { js: '"use strict"; const __myclawUrl = require("node:url").pathToFileURL(__filename).href;' },
+  ...commonJsEntry,
   plugins: [
     inlineVersion,
     runnerBundle,

@@ -10,6 +10,7 @@ import * as esbuild from 'esbuild';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commonJsEntry } from '../../scripts/commonjs-entry.mjs';
 import { serverWithoutTestClient } from '../../scripts/server-without-test-client.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -71,12 +72,7 @@ loader.load("effect-server.cjs")
       loader: 'js',
     },
     outfile: path.join(dir, 'effect.cjs'),
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    define: { 'import.meta.url': '__floorUrl' },
-    banner: { js: '"use strict"; const __floorUrl = require("node:url").pathToFileURL(__filename).href;' },
+    ...commonJsEntry,
     logLevel: 'error',
   });
   fs.writeFileSync(path.join(dir, 'node.cjs'), nodeServer);
