@@ -155,12 +155,15 @@ describe("the bundled command line", () => {
         copy
       )
     }
-    const runner = bundleLoader(copies, NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "myclaw-bundle-"))).load(
-      "runner.cjs"
-    ) as Record<string, unknown>
-    assert.isTrue(runner.__esModule)
-    assert.deepStrictEqual(Object.keys(runner), ["main"])
-    assert.isFunction(runner.main)
+    const cacheDir = NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "myclaw-bundle-"))
+    try {
+      const runner = bundleLoader(copies, cacheDir).load("runner.cjs") as Record<string, unknown>
+      assert.isTrue(runner.__esModule)
+      assert.deepStrictEqual(Object.keys(runner), ["main"])
+      assert.isFunction(runner.main)
+    } finally {
+      NodeFs.rmSync(cacheDir, { recursive: true, force: true })
+    }
   })
 
   it("the CommonJS copies read other chunks' exports through locals set once, not through getters on every use", () => {
