@@ -1,0 +1,113 @@
+// Where `myclaw serve`'s start goes, by phase: a diagnostic, not a scenario of `npm run bench` (a preload watches the
+// process, which costs it a little). Run `node bench/serve-timeline.mjs` after `npm run build`. It starts the built
+// command line (dist/cli/myclaw.cjs, from its V8 code cache) TIMELINE_RUNS times (default 7) after one unmeasured
+// start, on a workspace with the scripted provider, each time until GET /health answers 200, with
+// bench/lib/serve-timeline-preload.cjs. One JSON line on stdout, medians, in milliseconds since the process began:
+//   preload_ms         Node's own start until the first script runs (NODE_EXTRA_CA_CERTS, when set, is paid here)
+//   runner_loaded_ms   the command runner's files loaded and evaluated (Effect's core, the command line)
+//   serve_loaded_ms    serve's files loaded and evaluated (the services, the domain's schemas, the HTTP routes)
+//   listen_ms          the services built (workspace, configuration, databases, audit log, budget...): listen
+//   first_connection_ms, first_request_ms, first_response_ms   the first /health poll accepted, parsed, answered
+//                      (this script polls every 5 ms: the first connection comes up to 5 ms after listen)
+//   health_ms          spawn to the first 200 from /health, measured by this script (so not since the process began)
+// and, until listen: modules_ms (time in the bundle's files' evaluation, their compilation from the cache
+// included), module_files, gc_ms (collections). The phases are each mark minus the one before it.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const cli = path.join(root, 'dist/cli/myclaw.cjs');
+const preload = fileURLToPath(new URL('./lib/serve-timeline-preload.cjs', import.meta.url));
+const RUNS = Number(process.env.TIMELINE_RUNS || 7);
+if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: run npm run build`);
+
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const server = http.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+
+const healthy = (port) =>
+  new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode === 200));
+    });
+    request.on('error', () => resolve(false));
+  });
+
+/** One start: the preload's marks and the time from spawn to the first 200, once the process has exited. */
+const start = async (env, out) => {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, ['-r', preload, cli, 'serve'], {
+    cwd: root,
+    env: { ...env, MYCLAW_HTTP_PORT: String(port), SERVE_TIMELINE_OUT: out },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let errors = '';
+  child.stderr.on('data', (chunk) => {
+    errors += chunk.toString();
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let health;
+  const deadline = started + 20_000;
+  while (health === undefined) {
+    if (child.exitCode !== null) throw new Error(`myclaw serve exited with ${child.exitCode} before /health answered:\n${errors}`);
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`myclaw serve: no /health answer within 20 s:\n${errors}`);
+    }
+    if (await healthy(port)) health = performance.now() - started;
+    else await new Promise((wait) => setTimeout(wait, 5));
+  }
+  child.kill('SIGTERM');
+  const code = await exited;
+  if (!fs.existsSync(out)) throw new Error(`myclaw serve exited with ${code} and wrote no timeline:\n${errors}`);
+  const marks = JSON.parse(fs.readFileSync(out, 'utf8'));
+  fs.rmSync(out);
+  for (const mark of ['runner_loaded_ms', 'serve_loaded_ms', 'listen_ms']) {
+    if (typeof marks[mark] !== 'number') throw new Error(`no ${mark}: the bundle loader is not what ${preload} watches`);
+  }
+  return { ...marks, health_ms: health };
+};
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'myclaw-serve-timeline-'));
+try {
+  fs.writeFileSync(path.join(home, 'script.json'), JSON.stringify([{ text: 'Noted.' }]));
+  fs.writeFileSync(
+    path.join(home, 'myclaw.json'),
+    JSON.stringify({ tiers: { frontier: [{ provider: 'scripted', script: 'script.json', loop: true }] } }),
+  );
+  const env = {
+    ...process.env,
+    MYCLAW_HOME: home,
+    MYCLAW_KEY_DIR: path.join(home, '.keys'),
+    MYCLAW_LOG_LEVEL: 'warn',
+    MYCLAW_ADMIN_TOKEN: 'bench',
+  };
+  const out = path.join(home, 'timeline.json');
+  await start(env, out);
+  const runs = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await start(env, out));
+  const fields = ['preload_ms', 'runner_loaded_ms', 'serve_loaded_ms', 'listen_ms', 'first_connection_ms', 'first_request_ms', 'first_response_ms', 'health_ms', 'modules_ms', 'gc_ms'];
+  const line = { scenario: 'serve-timeline', runs: RUNS };
+  for (const field of fields) line[field] = Math.round(median(runs.map((run) => run[field])) * 10) / 10;
+  line.module_files = runs[0].module_files;
+  line.node_extra_ca_certs = Boolean(process.env.NODE_EXTRA_CA_CERTS);
+  line.loadavg_1m = Math.round(os.loadavg()[0] * 100) / 100;
+  line.node = process.version;
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+} finally {
+  fs.rmSync(home, { recursive: true, force: true });
+}
