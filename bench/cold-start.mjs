@@ -32,10 +32,10 @@
 //   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default cold-start)
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, healthy, scriptedWorkspace } from './lib/cold-serve.mjs';
 import { writeServerFloors } from './lib/server-floor.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -67,15 +67,6 @@ const timed = (command, args, env, cwd = root) =>
       if (code === 0) resolve(elapsed);
       else reject(new Error(`${[command, ...args].join(' ')} exited with ${code}:\n${errors}`));
     });
-  });
-
-const healthy = (port) =>
-  new Promise((resolve) => {
-    const request = http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode === 200));
-    });
-    request.on('error', () => resolve(false));
   });
 
 /**
@@ -139,16 +130,6 @@ const timedServe = (command, args, env, port, cwd = root) =>
     poll();
   });
 
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = http.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-
 /** One unmeasured run, then RUNS measured ones: the median and the fastest. */
 const measure = async (name, once) => {
   await once();
@@ -158,19 +139,7 @@ const measure = async (name, once) => {
   return { median: round(median(times)), min: round(Math.min(...times)) };
 };
 
-const home = fs.mkdtempSync(path.join(os.tmpdir(), 'myclaw-bench-cold-'));
-fs.writeFileSync(path.join(home, 'script.json'), JSON.stringify([{ text: 'Noted.' }]));
-fs.writeFileSync(
-  path.join(home, 'myclaw.json'),
-  JSON.stringify({ tiers: { frontier: [{ provider: 'scripted', script: 'script.json', loop: true }] } }),
-);
-const env = {
-  ...process.env,
-  MYCLAW_HOME: home,
-  MYCLAW_KEY_DIR: path.join(home, '.keys'),
-  MYCLAW_LOG_LEVEL: 'warn',
-  MYCLAW_ADMIN_TOKEN: 'bench',
-};
+const { home, env } = scriptedWorkspace('myclaw-bench-cold-');
 const node = process.execPath;
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 

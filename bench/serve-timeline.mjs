@@ -14,35 +14,16 @@
 // included), module_files, gc_ms (collections). The phases are each mark minus the one before it.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, healthy, scriptedWorkspace } from './lib/cold-serve.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const cli = path.join(root, 'dist/cli/myclaw.cjs');
 const preload = fileURLToPath(new URL('./lib/serve-timeline-preload.cjs', import.meta.url));
 const RUNS = Number(process.env.TIMELINE_RUNS || 7);
 if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: run npm run build`);
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = http.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-
-const healthy = (port) =>
-  new Promise((resolve) => {
-    const request = http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode === 200));
-    });
-    request.on('error', () => resolve(false));
-  });
 
 /** One start: the preload's marks and the time from spawn to the first 200, once the process has exited. */
 const start = async (env, out) => {
@@ -70,7 +51,10 @@ const start = async (env, out) => {
     else await new Promise((wait) => setTimeout(wait, 5));
   }
   child.kill('SIGTERM');
+  // A process that does not stop is killed: it then writes no timeline, which is reported below.
+  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   const code = await exited;
+  clearTimeout(killer);
   if (!fs.existsSync(out)) throw new Error(`myclaw serve exited with ${code} and wrote no timeline:\n${errors}`);
   const marks = JSON.parse(fs.readFileSync(out, 'utf8'));
   fs.rmSync(out);
@@ -82,20 +66,8 @@ const start = async (env, out) => {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-const home = fs.mkdtempSync(path.join(os.tmpdir(), 'myclaw-serve-timeline-'));
+const { home, env } = scriptedWorkspace('myclaw-serve-timeline-');
 try {
-  fs.writeFileSync(path.join(home, 'script.json'), JSON.stringify([{ text: 'Noted.' }]));
-  fs.writeFileSync(
-    path.join(home, 'myclaw.json'),
-    JSON.stringify({ tiers: { frontier: [{ provider: 'scripted', script: 'script.json', loop: true }] } }),
-  );
-  const env = {
-    ...process.env,
-    MYCLAW_HOME: home,
-    MYCLAW_KEY_DIR: path.join(home, '.keys'),
-    MYCLAW_LOG_LEVEL: 'warn',
-    MYCLAW_ADMIN_TOKEN: 'bench',
-  };
   const out = path.join(home, 'timeline.json');
   await start(env, out);
   const runs = [];
