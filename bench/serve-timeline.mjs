@@ -42,7 +42,9 @@ const start = async (env, out) => {
   let health;
   const deadline = started + 20_000;
   while (health === undefined) {
-    if (child.exitCode !== null) throw new Error(`myclaw serve exited with ${child.exitCode} before /health answered:\n${errors}`);
+    if (child.exitCode !== null) {
+      throw new Error(`myclaw serve exited with ${child.exitCode} before /health answered:\n${errors}`);
+    }
     if (performance.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`myclaw serve: no /health answer within 20 s:\n${errors}`);
@@ -59,12 +61,18 @@ const start = async (env, out) => {
   const marks = JSON.parse(fs.readFileSync(out, 'utf8'));
   fs.rmSync(out);
   for (const mark of ['runner_loaded_ms', 'serve_loaded_ms', 'listen_ms']) {
-    if (typeof marks[mark] !== 'number') throw new Error(`no ${mark}: the bundle loader is not what ${preload} watches`);
+    if (typeof marks[mark] !== 'number') {
+      throw new Error(`no ${mark}: the bundle loader is not what ${preload} watches`);
+    }
   }
   return { ...marks, health_ms: health };
 };
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+/** The median of the runs that have the mark (a run may end before its first response is marked); null if none. */
+const median = (values) => {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return sorted.length === 0 ? null : Math.round(sorted[Math.floor(sorted.length / 2)] * 10) / 10;
+};
 
 const { home, env } = scriptedWorkspace('myclaw-serve-timeline-');
 try {
@@ -72,9 +80,10 @@ try {
   await start(env, out);
   const runs = [];
   for (let i = 0; i < RUNS; i++) runs.push(await start(env, out));
-  const fields = ['preload_ms', 'runner_loaded_ms', 'serve_loaded_ms', 'listen_ms', 'first_connection_ms', 'first_request_ms', 'first_response_ms', 'health_ms', 'modules_ms', 'gc_ms'];
+  const phases = ['preload_ms', 'runner_loaded_ms', 'serve_loaded_ms', 'listen_ms', 'first_connection_ms'];
+  const fields = [...phases, 'first_request_ms', 'first_response_ms', 'health_ms', 'modules_ms', 'gc_ms'];
   const line = { scenario: 'serve-timeline', runs: RUNS };
-  for (const field of fields) line[field] = Math.round(median(runs.map((run) => run[field])) * 10) / 10;
+  for (const field of fields) line[field] = median(runs.map((run) => run[field]));
   line.module_files = runs[0].module_files;
   line.node_extra_ca_certs = Boolean(process.env.NODE_EXTRA_CA_CERTS);
   line.loadavg_1m = Math.round(os.loadavg()[0] * 100) / 100;
