@@ -35,7 +35,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, healthy, scriptedWorkspace } from './lib/cold-serve.mjs';
+import { freePort, scriptedWorkspace, timedServe } from './lib/cold-serve.mjs';
 import { writeServerFloors } from './lib/server-floor.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -69,67 +69,6 @@ const timed = (command, args, env, cwd = root) =>
     });
   });
 
-/**
- * Starts the service (its own process group, so that npm's shell and node stop together), polls /health until
- * it answers 200: the time from spawn to that answer. The port is fixed per run: the address is known before
- * the service says it listens.
- */
-const timedServe = (command, args, env, port, cwd = root) =>
-  new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(command, args, {
-      cwd,
-      env: { ...env, MYCLAW_HTTP_PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let errors = '';
-    let done = false;
-    child.stdout.resume();
-    child.stderr.on('data', (chunk) => {
-      errors += chunk.toString();
-    });
-    const stop = () =>
-      new Promise((stopped) => {
-        if (child.exitCode !== null || child.signalCode !== null) return stopped();
-        child.once('exit', stopped);
-        const signal = (name) => {
-          try {
-            process.kill(-child.pid, name);
-          } catch {
-            stopped();
-          }
-        };
-        signal('SIGTERM');
-        setTimeout(() => signal('SIGKILL'), 10_000).unref();
-      });
-    child.once('exit', (code) => {
-      if (!done) {
-        done = true;
-        reject(new Error(`${[command, ...args].join(' ')} exited with ${code} before /health answered:\n${errors}`));
-      }
-    });
-    const timer = setTimeout(async () => {
-      if (done) return;
-      done = true;
-      await stop();
-      reject(new Error(`${[command, ...args].join(' ')}: no /health answer within 20 s:\n${errors}`));
-    }, 20_000);
-    const poll = async () => {
-      while (!done) {
-        if (await healthy(port)) {
-          const elapsed = performance.now() - started;
-          done = true;
-          clearTimeout(timer);
-          await stop();
-          return resolve(elapsed);
-        }
-        await new Promise((wait) => setTimeout(wait, 5));
-      }
-    };
-    poll();
-  });
-
 /** One unmeasured run, then RUNS measured ones: the median and the fastest. */
 const measure = async (name, once) => {
   await once();
@@ -151,9 +90,10 @@ try {
   const bareBaseline = extraCa
     ? await measure('node -e 0 without NODE_EXTRA_CA_CERTS', () => timed(node, ['-e', '0'], withoutExtraCa))
     : undefined;
-  const serve = await measure('serve to /health', async () => timedServe(node, [cli, 'serve'], env, await freePort()));
+  const serve = await measure('serve to /health', async () =>
+    timedServe(node, [cli, 'serve'], env, await freePort(), root));
   const npmStart = await measure('npm start to /health', async () =>
-    timedServe(npm, ['start', '--silent'], env, await freePort()));
+    timedServe(npm, ['start', '--silent'], env, await freePort(), root));
   const chat = await measure('chat', () => timed(node, [cli, 'chat', 'remember: blue'], env));
   const help = await measure('--help', () => timed(node, [cli, '--help'], env));
   const budget = await measure('budget', () => timed(node, [cli, 'budget'], env));

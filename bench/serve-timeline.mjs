@@ -12,12 +12,11 @@
 //   health_ms          spawn to the first 200 from /health, measured by this script (so not since the process began)
 // and, until listen: modules_ms (time in the bundle's files' evaluation, their compilation from the cache
 // included), module_files, gc_ms (collections). The phases are each mark minus the one before it.
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, healthy, scriptedWorkspace } from './lib/cold-serve.mjs';
+import { freePort, scriptedWorkspace, timedServe } from './lib/cold-serve.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const cli = path.join(root, 'dist/cli/myclaw.cjs');
@@ -27,37 +26,10 @@ if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: run npm run build`)
 
 /** One start: the preload's marks and the time from spawn to the first 200, once the process has exited. */
 const start = async (env, out) => {
-  const port = await freePort();
-  const started = performance.now();
-  const child = spawn(process.execPath, ['-r', preload, cli, 'serve'], {
-    cwd: root,
-    env: { ...env, MYCLAW_HTTP_PORT: String(port), SERVE_TIMELINE_OUT: out },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let errors = '';
-  child.stderr.on('data', (chunk) => {
-    errors += chunk.toString();
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  let health;
-  const deadline = started + 20_000;
-  while (health === undefined) {
-    if (child.exitCode !== null) {
-      throw new Error(`myclaw serve exited with ${child.exitCode} before /health answered:\n${errors}`);
-    }
-    if (performance.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`myclaw serve: no /health answer within 20 s:\n${errors}`);
-    }
-    if (await healthy(port)) health = performance.now() - started;
-    else await new Promise((wait) => setTimeout(wait, 5));
-  }
-  child.kill('SIGTERM');
-  // A process that does not stop is killed: it then writes no timeline, which is reported below.
-  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  const code = await exited;
-  clearTimeout(killer);
-  if (!fs.existsSync(out)) throw new Error(`myclaw serve exited with ${code} and wrote no timeline:\n${errors}`);
+  const withOut = { ...env, SERVE_TIMELINE_OUT: out };
+  const health = await timedServe(process.execPath, ['-r', preload, cli, 'serve'], withOut, await freePort(), root);
+  // A process killed because it did not stop on SIGTERM writes none.
+  if (!fs.existsSync(out)) throw new Error('myclaw serve stopped without writing its timeline');
   const marks = JSON.parse(fs.readFileSync(out, 'utf8'));
   fs.rmSync(out);
   for (const mark of ['runner_loaded_ms', 'serve_loaded_ms', 'listen_ms']) {
