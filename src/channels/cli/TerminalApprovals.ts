@@ -1,5 +1,6 @@
 import { Clock, Effect, Layer, Option } from "effect"
 import * as NodeOs from "node:os"
+import * as NodeTty from "node:tty"
 import { visible } from "../../domain/Text.js"
 import { type ApprovalAsker, ApprovalRouter } from "../../services/ApprovalRouter.js"
 import type { ApprovalAnswer, ApprovalDecision, PendingApproval } from "../../services/Approvals.js"
@@ -88,8 +89,12 @@ export const makeTerminalAsker = (user: string) =>
       )
   }))
 
-/** A terminal on stdin and stderr: only then can anybody answer there. */
-export const isInteractive = (): boolean => process.stdin.isTTY === true && process.stderr.isTTY === true
+/**
+ * A terminal on stdin and stderr: only then can anybody answer there. Asked of the file descriptors, not of
+ * `process.stdin`, whose first use opens a stream on it (about 2 ms of a service's start, for nothing when no one
+ * is at a terminal).
+ */
+export const isInteractive = (): boolean => NodeTty.isatty(0) && NodeTty.isatty(2)
 
 /** `myclaw chat`: approvals of its turn are asked on its terminal, when it has one. */
 export const TerminalApprovals = Layer.scopedDiscard(Effect.gen(function*() {

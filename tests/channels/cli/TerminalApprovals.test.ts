@@ -1,6 +1,11 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
+import { execFile } from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { pathToFileURL } from "node:url"
 import { describePending, parseReply } from "../../../src/channels/cli/TerminalApprovals.js"
 import { pendingJson } from "../../../src/channels/http/Approvals.js"
 import { AppConfig } from "../../../src/domain/AppConfig.js"
@@ -91,4 +96,26 @@ describe("TerminalApprovals", () => {
       const events = (yield* approvalRecords(audit)).map((record) => [record.event, record.via])
       assert.deepStrictEqual(events, [["requested", "pending"], ["verdict", "no_channel"]])
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scoped("sees a person at a terminal only when stdin and stderr are one: in a pseudo-terminal, not through pipes", () =>
+    Effect.gen(function*() {
+      // The built module (npm test builds first), in a process of its own: a test's own stdin is not the question.
+      const built = pathToFileURL(NodePath.resolve("dist/channels/cli/TerminalApprovals.js")).href
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => NodeFs.mkdtempSync(NodePath.join(NodeOs.tmpdir(), "myclaw-tty-"))),
+        (made) => Effect.sync(() => NodeFs.rmSync(made, { recursive: true, force: true }))
+      )
+      const probe = NodePath.join(dir, "probe.mjs")
+      NodeFs.writeFileSync(
+        probe,
+        `import { isInteractive } from ${JSON.stringify(built)}\nprocess.stdout.write(String(isInteractive()))\n`
+      )
+      const run = (file: string, args: ReadonlyArray<string>) =>
+        Effect.async<string, Error>((resume) => {
+          execFile(file, args, (error, stdout) => resume(error ? Effect.fail(error) : Effect.succeed(stdout.trim())))
+        })
+      // script(1) (util-linux, on every Debian system) runs the command on a pseudo-terminal: stdin, stdout, stderr.
+      assert.strictEqual(yield* run("script", ["-qec", `node ${probe}`, "/dev/null"]), "true")
+      assert.strictEqual(yield* run("node", [probe]), "false")
+    }))
 })
