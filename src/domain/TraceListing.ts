@@ -33,8 +33,16 @@ export const matchesFilter = (listing: TraceListing, filter: TraceFilter): boole
   (filter.sessionId === undefined || listing.session_id === filter.sessionId) &&
   (filter.since === undefined || Date.parse(listing.started_at) >= filter.since)
 
+/** What a listing is made of: a trace's own fields, its steps counted. */
+export type ListedFields =
+  & Pick<
+    ExecutionTrace,
+    "trace_id" | "session_id" | "channel" | "started_at" | "outcome" | "user_message" | "cost_usd" | "wall_time_ms"
+  >
+  & { readonly steps: ReadonlyArray<unknown> }
+
 /** The listing of a trace whose line is `length` bytes at `offset` of `file`. */
-export const listingOf = (trace: ExecutionTrace, file: string, offset: number, length: number): TraceListing => ({
+export const listingOf = (trace: ListedFields, file: string, offset: number, length: number): TraceListing => ({
   trace_id: trace.trace_id,
   session_id: trace.session_id,
   channel: trace.channel,

@@ -99,6 +99,116 @@ describe("the trace index", () => {
         assert.include(error.path, "2026-02.jsonl")
       }))
 
+    it.scoped("a list with a limit reads the newest months only: the older ones are neither read nor indexed", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const store = yield* makeTraceStoreFile(dir, "batch")
+        yield* store.persist(makeTrace("old", "s", "2026-01-10T00:00:00.000Z"))
+        yield* store.persist(makeTrace("a", "s", "2026-02-01T00:00:00.000Z"))
+        yield* store.persist(makeTrace("b", "s", "2026-02-02T00:00:00.000Z"))
+        const indexed = (month: string) =>
+          Effect.promise(() => NodeFs.access(NodePath.join(dir, "index", `${month}.idx`)).then(() => true, () => false))
+        assert.deepStrictEqual((yield* store.list({ sessionId: "s", limit: 2 })).map((t) => t.trace_id), ["a", "b"])
+        assert.isTrue(yield* indexed("2026-02"))
+        assert.isFalse(yield* indexed("2026-01"))
+        // One more than the newest month holds: the month before is read for it, oldest first as always.
+        assert.deepStrictEqual((yield* store.list({ sessionId: "s", limit: 3 })).map((t) => t.trace_id), [
+          "old",
+          "a",
+          "b"
+        ])
+        assert.deepStrictEqual((yield* store.list({ limit: 3 })).map((t) => t.trace_id), ["old", "a", "b"])
+        assert.deepStrictEqual((yield* store.list({ limit: 0 })).map((t) => t.trace_id), [])
+      }))
+
+    it.scoped("the newest traces are read from the files' ends, as the index lists them, and no index is made", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const big = (id: string, day: string, size: number): ExecutionTrace => ({
+          ...makeTrace(id, "s", `2026-02-${day}T00:00:00.000Z`),
+          user_message: `${id} ${"é".repeat(size)}`
+        })
+        // Lines of many sizes (the largest longer than what one read of the end takes), a line that is not a
+        // trace among them, a month before, and a last line still being written.
+        const lines = Array.from({ length: 90 }, (_, i) => traceToJson(big(`t${i}`, "02", (i * 997) % 40_000)))
+        lines.splice(45, 0, "not a trace")
+        yield* Effect.promise(() =>
+          NodeFs.writeFile(
+            NodePath.join(dir, "2026-01.jsonl"),
+            traceToJson(makeTrace("jan", "s", "2026-01-05T00:00:00.000Z")) + "\n"
+          )
+        )
+        const file = NodePath.join(dir, "2026-02.jsonl")
+        yield* Effect.promise(() =>
+          NodeFs.writeFile(file, lines.join("\n") + "\n" + traceToJson(big("partial", "03", 5)).slice(0, 99))
+        )
+        const newest = yield* listTraces(dir, { limit: 3 })
+        assert.deepStrictEqual(newest.traces.map((t) => t.trace_id), ["t87", "t88", "t89"])
+        assert.isFalse(
+          yield* Effect.promise(() => NodeFs.access(NodePath.join(dir, "index")).then(() => true, () => false))
+        )
+        const all = yield* listTraces(dir, { limit: 1000 })
+        assert.strictEqual(all.skipped, 1)
+        // The index's listings (a session filter reads them), offsets and lengths included.
+        const indexed = yield* listTraces(dir, { sessionId: "s" })
+        assert.strictEqual(indexed.traces.length, 91)
+        assert.deepStrictEqual(all.traces, indexed.traces)
+        assert.deepStrictEqual((yield* listTraces(dir, { limit: 91 })).traces, indexed.traces)
+        assert.deepStrictEqual((yield* listTraces(dir, { limit: 90 })).traces, indexed.traces.slice(1))
+        for (const listing of newest.traces) {
+          assert.strictEqual((yield* findTrace(dir, listing.trace_id))?.trace_id, listing.trace_id)
+        }
+      }))
+
+    it.scoped("an index that is not one (damaged, or a listing of the wrong shape) is made again from the traces", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const file = NodePath.join(dir, "2026-02.jsonl")
+        yield* Effect.promise(() =>
+          NodeFs.writeFile(file, traceToJson(makeTrace("a", "s", "2026-02-01T00:00:00.000Z")) + "\n")
+        )
+        assert.deepStrictEqual((yield* listTraces(dir)).traces.map((t) => t.trace_id), ["a"])
+        const indexPath = NodePath.join(dir, "index", "2026-02.idx")
+        const index = JSON.parse(yield* Effect.promise(() => NodeFs.readFile(indexPath, "utf8")))
+        const damaged = [
+          "{not json",
+          JSON.stringify({ ...index, traces: [{ ...index.traces[0], offset: "0" }] }),
+          JSON.stringify({ ...index, traces: [{ ...index.traces[0], outcome: "won" }] }),
+          JSON.stringify({ ...index, covered: null })
+        ]
+        for (const text of damaged) {
+          yield* Effect.promise(() => NodeFs.writeFile(indexPath, text))
+          const listed = yield* listTraces(dir)
+          assert.deepStrictEqual(listed.traces.map((t) => t.trace_id), ["a"], text)
+          assert.strictEqual(listed.traces[0]!.offset, 0, text)
+          assert.deepStrictEqual(
+            JSON.parse(yield* Effect.promise(() => NodeFs.readFile(indexPath, "utf8"))),
+            index,
+            text
+          )
+        }
+      }))
+
+    it.scoped("a line is listed by its listing's fields; a trace damaged elsewhere is corrupt when read", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const file = NodePath.join(dir, "2026-02.jsonl")
+        const damaged = { ...JSON.parse(traceToJson(makeTrace("d", "s", "2026-02-01T00:00:00.000Z"))), metadata: 7 }
+        const lines = [
+          JSON.stringify(damaged),
+          JSON.stringify({ ...damaged, trace_id: "no-start", started_at: "yesterday" }),
+          traceToJson(makeTrace("a", "s", "2026-02-02T00:00:00.000Z"))
+        ]
+        yield* Effect.promise(() => NodeFs.writeFile(file, lines.join("\n") + "\n"))
+        const listed = yield* listTraces(dir)
+        assert.deepStrictEqual(listed.traces.map((t) => t.trace_id), ["d", "a"])
+        assert.strictEqual(listed.skipped, 1)
+        const error = yield* Effect.flip(findTrace(dir, "d"))
+        assert.strictEqual(error.reason, "Corrupt")
+        assert.include(error.path, "2026-02.jsonl@0")
+        assert.strictEqual((yield* findTrace(dir, "a"))?.trace_id, "a")
+      }))
+
     it.scoped("an empty or missing folder lists nothing", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir
