@@ -33,6 +33,8 @@ const SCENARIOS = [
   { name: 'replay', script: 'replay.mjs', env: {} },
   // Whole-process start: --help, budget, chat (scripted), serve and npm start until /health; median of 5 each.
   { name: 'cold-start', script: 'cold-start.mjs', env: {} },
+  // serve until /health on a workspace of 5,000 recorded turns against a fresh one: what history adds to a start.
+  { name: 'aged-start', script: 'aged-start.mjs', env: {} },
   // POST /v1/turns on a real `myclaw serve` with the scripted provider, 16 clients on 127.0.0.1: turns/s, p99.
   { name: 'http-turns', script: 'http-turns.mjs', env: {} },
   // The same 5-step request served by the ReAct loop and by the fast path: LLM calls, tokens, overhead per turn.
