@@ -15,8 +15,9 @@ import { lastTurns } from "./Recent.js"
  * reads the small index files and that one line; a file that grew is indexed from where the index stopped,
  * streamed line by line, and a file that shrank (a torn tail moved aside) is indexed again from its start.
  * A line is listed when the fields of its listing decode; the whole trace is decoded when it is read (a line
- * damaged elsewhere is then Corrupt, naming its place). A list with a limit reads the newest months only, as many
- * as it takes: what a start reads does not grow with the months of traces kept.
+ * damaged elsewhere is then Corrupt, naming its place). The newest traces (a list with a limit and no other filter,
+ * what every start reads) come from the ends of the newest month files, without the index; any other list with a
+ * limit reads the months newest first and stops at it. Neither grows with the months of traces kept.
  */
 const MONTH_FILE = /^\d{4}-\d{2}\.jsonl$/
 
