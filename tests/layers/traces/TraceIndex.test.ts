@@ -25,6 +25,14 @@ const makeTrace = (id: string, session: string, startedAt: string): ExecutionTra
 
 const tempDir = Effect.flatMap(FileSystem.FileSystem, (fs) => fs.makeTempDirectoryScoped({ prefix: "myclaw-index-" }))
 
+/** The month file `2026-02.jsonl` of `dir`, holding one trace, "a" of session "s": its path. */
+const traceAIn = (dir: string) =>
+  Effect.promise(async () => {
+    const file = NodePath.join(dir, "2026-02.jsonl")
+    await NodeFs.writeFile(file, traceToJson(makeTrace("a", "s", "2026-02-01T00:00:00.000Z")) + "\n")
+    return file
+  })
+
 describe("the trace index", () => {
   layer(NodeContext.layer)("get and list", (it) => {
     it.scoped("a trace is found by id, in any month, and lists filter by session and start", () =>
@@ -52,10 +60,7 @@ describe("the trace index", () => {
     it.scoped("traces appended after indexing are found; the index covers only what it read", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir
-        const file = NodePath.join(dir, "2026-02.jsonl")
-        yield* Effect.promise(() =>
-          NodeFs.writeFile(file, traceToJson(makeTrace("a", "s", "2026-02-01T00:00:00.000Z")) + "\n")
-        )
+        const file = yield* traceAIn(dir)
         assert.deepStrictEqual((yield* listTraces(dir)).traces.map((t) => t.trace_id), ["a"])
         const indexText = yield* Effect.promise(() =>
           NodeFs.readFile(NodePath.join(dir, "index", "2026-02.idx"), "utf8")
@@ -163,10 +168,7 @@ describe("the trace index", () => {
     it.scoped("an index that is not one (damaged, or a listing of the wrong shape) is made again from the traces", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir
-        const file = NodePath.join(dir, "2026-02.jsonl")
-        yield* Effect.promise(() =>
-          NodeFs.writeFile(file, traceToJson(makeTrace("a", "s", "2026-02-01T00:00:00.000Z")) + "\n")
-        )
+        yield* traceAIn(dir)
         assert.deepStrictEqual((yield* listTraces(dir)).traces.map((t) => t.trace_id), ["a"])
         const indexPath = NodePath.join(dir, "index", "2026-02.idx")
         const index = JSON.parse(yield* Effect.promise(() => NodeFs.readFile(indexPath, "utf8")))
