@@ -1,5 +1,5 @@
 import { DateTime, Schema } from "effect"
-import { type ExecutionTrace, Outcome } from "./ExecutionTrace.js"
+import { ExecutionTrace, Outcome } from "./ExecutionTrace.js"
 import { truncateEnd } from "./Text.js"
 
 /** One trace as a list shows it, and where its line is: what the trace index keeps per trace. */
@@ -33,13 +33,22 @@ export const matchesFilter = (listing: TraceListing, filter: TraceFilter): boole
   (filter.sessionId === undefined || listing.session_id === filter.sessionId) &&
   (filter.since === undefined || Date.parse(listing.started_at) >= filter.since)
 
-/** What a listing is made of: a trace's own fields, its steps counted. */
-export type ListedFields =
-  & Pick<
-    ExecutionTrace,
-    "trace_id" | "session_id" | "channel" | "started_at" | "outcome" | "user_message" | "cost_usd" | "wall_time_ms"
-  >
-  & { readonly steps: ReadonlyArray<unknown> }
+/**
+ * The fields of a trace a listing is made of, its steps only counted: what indexing decodes of a trace's line (the
+ * rest of the line is decoded when the trace is read).
+ */
+export const ListedFields = Schema.Struct({
+  trace_id: ExecutionTrace.fields.trace_id,
+  session_id: ExecutionTrace.fields.session_id,
+  channel: ExecutionTrace.fields.channel,
+  started_at: ExecutionTrace.fields.started_at,
+  outcome: ExecutionTrace.fields.outcome,
+  user_message: ExecutionTrace.fields.user_message,
+  cost_usd: ExecutionTrace.fields.cost_usd,
+  wall_time_ms: ExecutionTrace.fields.wall_time_ms,
+  steps: Schema.Array(Schema.Unknown)
+})
+export type ListedFields = typeof ListedFields.Type
 
 /** The listing of a trace whose line is `length` bytes at `offset` of `file`. */
 export const listingOf = (trace: ListedFields, file: string, offset: number, length: number): TraceListing => ({

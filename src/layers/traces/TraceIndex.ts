@@ -3,9 +3,9 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { exactCheck } from "../../domain/ExactCheck.js"
-import { decodeTrace, ExecutionTrace } from "../../domain/ExecutionTrace.js"
+import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
-import { listingOf, matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
+import { ListedFields, listingOf, matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
 import { restoreAside } from "./Blobs.js"
 import { lastTurns } from "./Recent.js"
 
@@ -34,19 +34,7 @@ const IndexFile = Schema.parseJson(IndexFields)
 const isIndex = onFirstCall(() => exactCheck(IndexFields.ast))
 const encodeIndex = onFirstCall(() => Schema.encodeSync(IndexFile))
 
-/** The fields of a trace's line that its listing is made of (the rest of the line is decoded when it is read). */
-const ListedLine = Schema.Struct({
-  trace_id: ExecutionTrace.fields.trace_id,
-  session_id: ExecutionTrace.fields.session_id,
-  channel: ExecutionTrace.fields.channel,
-  started_at: ExecutionTrace.fields.started_at,
-  outcome: ExecutionTrace.fields.outcome,
-  user_message: ExecutionTrace.fields.user_message,
-  cost_usd: ExecutionTrace.fields.cost_usd,
-  wall_time_ms: ExecutionTrace.fields.wall_time_ms,
-  steps: Schema.Array(Schema.Unknown)
-})
-const decodeListedLine = onFirstCall(() => Schema.decodeUnknownEither(ListedLine))
+const decodeListedFields = onFirstCall(() => Schema.decodeUnknownEither(ListedFields))
 
 const ioError = (path: string, what: string) => (error: unknown) =>
   new TraceStoreError({ path, reason: "Io", message: `${what}: ${messageOf(error)}`, cause: error })
@@ -59,7 +47,7 @@ const listingOfLine = (line: string, file: string, offset: number, length: numbe
   } catch {
     return undefined
   }
-  const decoded = decodeListedLine(json)
+  const decoded = decodeListedFields(json)
   if (decoded._tag === "Left") return undefined
   return listingOf(decoded.right, file, offset, length)
 }
