@@ -3,6 +3,7 @@ import { createReadStream } from "node:fs"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { AuditError, messageOf } from "../../domain/Errors.js"
+import { linesFromEnd } from "../files/LinesFromEnd.js"
 import { chainOfFile, MONTHLY_CHAIN, monthOfFile } from "./Seal.js"
 
 /** Reading audit files: whole lines as bytes, newest lines from the end, and which files form which chain. */
@@ -60,8 +61,6 @@ export interface Tail {
   readonly last: { readonly bytes: Buffer; readonly start: number } | undefined
 }
 
-const CHUNK = 64 * 1024
-
 /** The end of a file, read backwards from its end (the whole stream for a `.gz`). */
 export const readTail = async (path: string): Promise<Tail> => {
   if (path.endsWith(".gz")) {
@@ -75,39 +74,12 @@ export const readTail = async (path: string): Promise<Tail> => {
     })
     return { size, partial, last }
   }
-  const handle = await NodeFs.open(path, "r")
-  try {
-    const { size } = await handle.stat()
-    let buffer = Buffer.alloc(0)
-    let bufferStart = size
-    const readMore = async () => {
-      const from = Math.max(0, bufferStart - CHUNK)
-      const chunk = Buffer.alloc(bufferStart - from)
-      await handle.read(chunk, 0, chunk.length, from)
-      buffer = Buffer.concat([chunk, buffer])
-      bufferStart = from
-    }
-    let lastNewline = -1
-    while (lastNewline === -1 && bufferStart > 0) {
-      await readMore()
-      lastNewline = buffer.lastIndexOf(NEWLINE)
-    }
-    if (lastNewline === -1) return { size, partial: buffer, last: undefined }
-    const partial = Buffer.from(buffer.subarray(lastNewline + 1))
-    const end = bufferStart + lastNewline
-    // lastIndexOf counts a negative offset from the end: search only when something precedes `end`.
-    const newlineBefore = () => end - bufferStart === 0 ? -1 : buffer.lastIndexOf(NEWLINE, end - bufferStart - 1)
-    let before = newlineBefore()
-    while (before === -1 && bufferStart > 0) {
-      await readMore()
-      before = newlineBefore()
-    }
-    const start = before === -1 ? 0 : bufferStart + before + 1
-    const bytes = Buffer.from(buffer.subarray(start - bufferStart, end - bufferStart))
-    return { size, partial, last: { bytes, start } }
-  } finally {
-    await handle.close()
-  }
+  let last: Tail["last"] = undefined
+  const { partial, size } = await linesFromEnd(path, (bytes, start) => {
+    last = { bytes: Buffer.from(bytes), start }
+    return false
+  })
+  return { size, partial, last }
 }
 
 export interface AuditFile {

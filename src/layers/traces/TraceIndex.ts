@@ -6,6 +6,7 @@ import { exactCheck } from "../../domain/ExactCheck.js"
 import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { ListedFields, listingOf, matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
+import { linesFromEnd } from "../files/LinesFromEnd.js"
 import { restoreAside } from "./Blobs.js"
 import { lastTurns } from "./Recent.js"
 
@@ -80,59 +81,24 @@ const scanFrom = (path: string, name: string, start: number) =>
     catch: ioError(path, "cannot read the traces")
   })
 
-/** How much of a month file's end is read at a time, for its newest traces. */
-const TAIL_CHUNK = 64 * 1024
-
 /**
  * The listings of the last `limit` traces of the month file `name` (all of them when it holds fewer), oldest
- * first, and the lines read that are not traces. The file is read from its end backwards, so this costs what
- * those lines weigh whatever the file's size, and neither reads nor writes the index. A last line without its
- * newline is still being written: left out, as indexing leaves it.
+ * first, and the lines read that are not traces: read from the file's end, neither reading nor writing the index.
+ * A last line without its newline is still being written: left out, as indexing leaves it.
  */
 const tailOf = (dir: string, name: string, limit: number) =>
   Effect.tryPromise({
     try: async () => {
-      const handle = await NodeFs.promises.open(NodePath.join(dir, name), "r")
-      try {
-        const newestFirst: Array<TraceListing> = []
-        let skipped = 0
-        let position = (await handle.stat()).size
-        // The file's bytes from `position`, up to `stop`: the newline after the newest line not yet listed
-        // (-1 until the file's last newline is found).
-        let bytes = Buffer.alloc(0)
-        let stop = -1
-        const take = (start: number) => {
-          if (start === stop) return
-          const line = bytes.toString("utf8", start - position, stop - position)
-          const listing = listingOfLine(line, name, start, stop - start)
-          if (listing === undefined) skipped++
-          else newestFirst.push(listing)
-        }
-        while (position > 0 && newestFirst.length < limit) {
-          const size = Math.min(TAIL_CHUNK, position)
-          const chunk = Buffer.allocUnsafe(size)
-          let read = 0
-          while (read < size) {
-            const { bytesRead } = await handle.read(chunk, read, size - read, position - size + read)
-            if (bytesRead === 0) throw new Error(`${name} became shorter while it was read`)
-            read += bytesRead
-          }
-          position -= size
-          bytes = Buffer.concat([chunk, stop === -1 ? Buffer.alloc(0) : bytes.subarray(0, stop - position - size)])
-          for (let at = bytes.length - 1; at >= 0 && newestFirst.length < limit;) {
-            const newline = bytes.lastIndexOf(0x0a, at)
-            if (newline === -1) break
-            if (stop !== -1) take(position + newline + 1)
-            stop = position + newline
-            at = newline - 1
-          }
-        }
-        // The file's first line has no newline before it.
-        if (position === 0 && stop > 0 && newestFirst.length < limit) take(0)
-        return { listings: newestFirst.reverse(), skipped }
-      } finally {
-        await handle.close()
-      }
+      const newestFirst: Array<TraceListing> = []
+      let skipped = 0
+      await linesFromEnd(NodePath.join(dir, name), (line, start) => {
+        if (line.length === 0) return true
+        const listing = listingOfLine(line.toString("utf8"), name, start, line.length)
+        if (listing === undefined) skipped++
+        else newestFirst.push(listing)
+        return newestFirst.length < limit
+      })
+      return { listings: newestFirst.reverse(), skipped }
     },
     catch: ioError(NodePath.join(dir, name), "cannot read the traces")
   })
