@@ -1,6 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Arbitrary, Either, FastCheck as fc, Schema } from "effect"
-import { AuditRecord, decodeAuditRecord, isExactAuditRecord } from "../../src/domain/AuditRecord.js"
+import {
+  AuditRecord,
+  decodeAuditRecord,
+  isExactAuditRecord,
+  isExactSealedRecord,
+  Sealed
+} from "../../src/domain/AuditRecord.js"
 import { exactCheck } from "../../src/domain/ExactCheck.js"
 
 /** What the check promises: when it holds, decoding succeeds and gives back the same JSON, byte for byte. */
@@ -60,6 +66,46 @@ describe("exactCheck", () => {
     // Both sides are exercised: some changes keep a record exact (a replaced value of the right type), most not.
     assert.isAbove(held, 0)
     assert.isAbove(refused, 0)
+  })
+
+  it("holds for every record as the log stores it (its fields, then the seal's), as decoding the two gives it", () => {
+    const stored = Schema.extend(AuditRecord, Sealed)
+    // What reading a stored line decodes, when the check does not hold: the record, then its seal.
+    const decodedLine = (json: unknown) => {
+      const record = decodeAuditRecord(json)
+      const sealed = Schema.decodeUnknownEither(Sealed)(json)
+      return Either.isRight(record) && Either.isRight(sealed) ? { ...record.right, ...sealed.right } : undefined
+    }
+    fc.assert(
+      fc.property(Arbitrary.make(stored), (line) => {
+        assert.isTrue(isExactSealedRecord(line), JSON.stringify(line))
+        assert.strictEqual(JSON.stringify(decodedLine(line)), JSON.stringify(line))
+      }),
+      { numRuns: 500, seed: 12 }
+    )
+    let held = 0
+    let refused = 0
+    fc.assert(
+      fc.property(
+        Arbitrary.make(stored).chain((line) => mutated(line as unknown as Record<string, unknown>)),
+        (line) => {
+          if (!isExactSealedRecord(line)) return void refused++
+          held++
+          assert.strictEqual(
+            JSON.stringify(decodedLine(line)),
+            JSON.stringify(line),
+            "held for a line decoding rewrites"
+          )
+        }
+      ),
+      { numRuns: 2000, seed: 12 }
+    )
+    assert.isAbove(held, 0)
+    assert.isAbove(refused, 0)
+    const line = { ...fc.sample(Arbitrary.make(stored), { numRuns: 1, seed: 12 })[0]! }
+    const { sig, ...unsigned } = line
+    assert.isFalse(isExactSealedRecord(unsigned), "a line without its signature is not a stored record")
+    assert.isFalse(isExactSealedRecord({ sig, ...unsigned }), "the seal comes after the record's fields")
   })
 
   it("is sound for any JSON value against small schemas of every supported kind", () => {

@@ -5,7 +5,7 @@ import { Effect, ExecutionStrategy, Exit, Schema, Scope } from "effect"
 import * as NodeFs from "node:fs/promises"
 import type { AuditQuery } from "../../domain/AuditQuery.js"
 import { matchesQuery } from "../../domain/AuditQuery.js"
-import { decodeAuditRecord, Sealed, type SealedRecord } from "../../domain/AuditRecord.js"
+import { decodeAuditRecord, isExactSealedRecord, Sealed, type SealedRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { type AuditFile, forEachLine, joinPath, listChains } from "./Lines.js"
@@ -49,6 +49,7 @@ const rowOf = (file: string, bytes: Buffer): IndexRow | undefined => {
 /** The line as a record, or undefined (with a warning) when the file holds something that is not one. */
 const recordOf = (line: string): SealedRecord | undefined => {
   const json: unknown = JSON.parse(line)
+  if (isExactSealedRecord(json)) return json
   const record = decodeAuditRecord(json)
   const sealed = decodeSealed(json)
   return record._tag === "Right" && sealed._tag === "Right" ? { ...record.right, ...sealed.right } : undefined

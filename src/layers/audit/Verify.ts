@@ -1,6 +1,6 @@
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import { auditFileOf } from "../../domain/AuditQuery.js"
-import { decodeAuditRecord, Sealed } from "../../domain/AuditRecord.js"
+import { decodeAuditRecord, isExactSealedRecord, Sealed } from "../../domain/AuditRecord.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { isoAt } from "../../domain/Time.js"
 import type { IntegrityProblem, IntegrityReport } from "../../services/AuditLog.js"
@@ -73,8 +73,10 @@ const makeChainCheck = (
       report(file, number, "torn_tail", terminated ? "the last line is not JSON" : "the last line has no newline")
       return false
     }
-    const record = json === undefined ? undefined : decodeAuditRecord(json)
-    const sealed = json === undefined ? undefined : decodeSealed(json)
+    // A line exactly as the log writes it is its own record and seal; any other is decoded, for the error.
+    const exact = json !== undefined && isExactSealedRecord(json)
+    const record = json === undefined ? undefined : exact ? Either.right(json) : decodeAuditRecord(json)
+    const sealed = json === undefined ? undefined : exact ? Either.right(json) : decodeSealed(json)
     if (json === undefined || record?._tag !== "Right" || sealed?._tag !== "Right") {
       const why = json === undefined
         ? (terminated ? "not JSON" : "no newline")

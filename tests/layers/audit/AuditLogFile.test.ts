@@ -98,6 +98,34 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       assert.deepStrictEqual((yield* reopened.log.query({ limit: 10 })).slice(1).map((r) => r.at), all.map((r) => r.at))
     }).pipe(quiet))
 
+  it.scoped("a query reads a line of another field order, or with an undeclared field, as its schema decodes it", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      const { close, log } = yield* openLog(dirs)
+      const at = yield* nowIso
+      yield* log.append(trace(at, 1))
+      yield* close
+      const written = JSON.parse(readLines(monthFile(dirs))[0]!) as Record<string, unknown>
+      // What another writer (an older version, a hand) may have left: the same record, shaped otherwise.
+      const { kind, ...rest } = written
+      const reordered = { ...rest, kind, trace_id: "t-2" }
+      const extra = { ...written, trace_id: "t-3", note: "not in the schema" }
+      NodeFs.appendFileSync(monthFile(dirs), `${JSON.stringify(reordered)}\n${JSON.stringify(extra)}\n`)
+
+      const reopened = yield* openLog(dirs)
+      const read = yield* reopened.log.query({ kind: "trace", limit: 10 })
+      assert.deepStrictEqual(read.map((record) => record.kind === "trace" ? record.trace_id : ""), [
+        "t-3",
+        "t-2",
+        "t-1"
+      ])
+      for (const record of read) {
+        assert.deepStrictEqual(Object.keys(record), Object.keys(written), "the schema's order, the seal last")
+        assert.deepStrictEqual({ ...record, trace_id: "t-1" }, written)
+      }
+    }).pipe(quiet))
+
   it.scoped("a record that fails its schema, or has no kind, is refused and nothing is written", () =>
     Effect.gen(function*() {
       yield* startAt()
