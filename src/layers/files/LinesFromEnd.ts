@@ -2,8 +2,13 @@ import * as NodeFs from "node:fs/promises"
 
 const NEWLINE = 10
 
-/** How much of a file's end is read at a time. */
-const CHUNK = 64 * 1024
+/**
+ * How much of a file's end the first read takes; each read after it takes twice the one before, up to the most.
+ * A reader after a line or two pays for one small read; one after hundreds of lines, for a few large ones rather
+ * than a wait for an I/O thread every 64 KB.
+ */
+const FIRST_READ = 64 * 1024
+const MOST_READ = 1024 * 1024
 
 /**
  * The whole lines of a file from its end backwards, newest first: `visit` gets each line's bytes (without its
@@ -26,8 +31,10 @@ export const linesFromEnd = async (
     let stop = -1
     let partial = bytes
     let going = true
+    let next = FIRST_READ
     while (going && position > 0) {
-      const length = Math.min(CHUNK, position)
+      const length = Math.min(next, position)
+      next = Math.min(2 * next, MOST_READ)
       const chunk = Buffer.allocUnsafe(length)
       for (let read = 0; read < length;) {
         const { bytesRead } = await handle.read(chunk, read, length - read, position - length + read)

@@ -60,6 +60,22 @@ describe("linesFromEnd", () => {
       assert.strictEqual(partial, "é".repeat(40_000))
     }))
 
+  it.scoped("a file of many lines, read in growing pieces, is visited whole: every line once, at its offset", () =>
+    Effect.gen(function*() {
+      // Lines of up to 5,000 bytes, about 5 MB: lines fall across the boundaries of reads of every size.
+      const lines = Array.from({ length: 2_000 }, (_, i) => `${i}:` + "ab€".repeat((i * 7919) % 1000))
+      const file = yield* fileWith(lines.join("\n") + "\n")
+      const { lines: visited, partial } = yield* visitAll(file)
+      let offset = 0
+      const expected = lines.map((line) => {
+        const at = offset
+        offset += Buffer.byteLength(line) + 1
+        return [line, at] as const
+      })
+      assert.deepStrictEqual(visited, expected.reverse())
+      assert.strictEqual(partial, "")
+    }))
+
   it.scoped("a file without a newline is all partial, and an empty file has nothing", () =>
     Effect.gen(function*() {
       const none = yield* visitAll(yield* fileWith("no newline".repeat(10_000)))
