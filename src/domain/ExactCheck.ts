@@ -53,6 +53,38 @@ export const exactCheck = (ast: AST.AST): ExactCheck => {
   }
 }
 
+/**
+ * The predicate of a struct's declared properties, whatever else the object holds: when it holds, decoding the
+ * object (undeclared properties dropped) succeeds and gives back each declared property's value unchanged, so a
+ * reader may take those values from the object as it is. Each property is vouched for as `exactCheck` vouches;
+ * anything but a struct (or a struct with a property it cannot vouch for) never holds.
+ */
+export const declaredCheck = (ast: AST.AST): ExactCheck => {
+  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return never
+  const names: Array<string> = []
+  const checks: Array<ExactCheck> = []
+  const optional: Array<boolean> = []
+  for (const property of ast.propertySignatures) {
+    if (typeof property.name !== "string") return never
+    const check = exactCheck(property.type)
+    if (check === never) return never
+    names.push(property.name)
+    checks.push(check)
+    optional.push(property.isOptional)
+  }
+  return (value) => {
+    if (!isPlainObject(value)) return false
+    for (let i = 0; i < names.length; i++) {
+      if (!Object.hasOwn(value, names[i]!)) {
+        if (optional[i]) continue
+        return false
+      }
+      if (!checks[i]!(value[names[i]!])) return false
+    }
+    return true
+  }
+}
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false
   const prototype = Object.getPrototypeOf(value)

@@ -1,5 +1,7 @@
-import { DateTime, Schema } from "effect"
+import { DateTime, Option, Schema } from "effect"
+import { declaredCheck } from "./ExactCheck.js"
 import { ExecutionTrace, Outcome } from "./ExecutionTrace.js"
+import { onFirstCall } from "./OnFirstCall.js"
 import { truncateEnd } from "./Text.js"
 
 /** One trace as a list shows it, and where its line is: what the trace index keeps per trace. */
@@ -65,3 +67,37 @@ export const listingOf = (trace: ListedFields, file: string, offset: number, len
   offset,
   length
 })
+
+// A listing's fields as a trace's line holds them, before decoding: the start a string.
+const plainFields = onFirstCall(() => declaredCheck(Schema.encodedSchema(ListedFields).ast))
+
+/**
+ * The listing of a trace line's JSON taken as it is, when its listing's fields are plainly there, as this runtime
+ * writes every trace: a few microseconds where decoding them takes tens at start (every start lists the newest
+ * traces, and an index is built from every trace of a month). Undefined otherwise: decode them, for the fields or
+ * for what is wrong.
+ */
+export const plainListing = (
+  json: unknown,
+  file: string,
+  offset: number,
+  length: number
+): TraceListing | undefined => {
+  if (!plainFields(json)) return undefined
+  const line = json as typeof ListedFields.Encoded
+  // What decoding the start does: the instant `new Date` makes of the string, when it makes one.
+  const startedAt = DateTime.make(line.started_at)
+  if (Option.isNone(startedAt)) return undefined
+  const fields: ListedFields = {
+    trace_id: line.trace_id,
+    session_id: line.session_id,
+    channel: line.channel,
+    started_at: DateTime.toUtc(startedAt.value),
+    outcome: line.outcome,
+    user_message: line.user_message,
+    cost_usd: line.cost_usd,
+    wall_time_ms: line.wall_time_ms,
+    steps: line.steps
+  }
+  return listingOf(fields, file, offset, length)
+}

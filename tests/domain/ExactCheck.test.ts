@@ -7,7 +7,7 @@ import {
   isExactSealedRecord,
   Sealed
 } from "../../src/domain/AuditRecord.js"
-import { exactCheck } from "../../src/domain/ExactCheck.js"
+import { declaredCheck, exactCheck } from "../../src/domain/ExactCheck.js"
 
 /** What the check promises: when it holds, decoding succeeds and gives back the same JSON, byte for byte. */
 const assertSound = (schema: Schema.Schema.AnyNoContext, value: unknown) => {
@@ -150,6 +150,33 @@ describe("exactCheck", () => {
     assert.isFalse(check(new Point()), "decoding gives a plain object for an instance")
     assert.isFalse(check([1]))
     assert.isFalse(check(null))
+  })
+
+  it("declaredCheck: a struct's declared properties, in any order, whatever else the object holds", () => {
+    const schema = Schema.Struct({ a: Schema.Number, b: Schema.optional(Schema.String), c: Schema.Literal("x") })
+    const check = declaredCheck(schema.ast)
+    assert.isTrue(check({ c: "x", extra: [1], a: 1 }))
+    assert.isTrue(check({ a: 1, b: "y", c: "x" }))
+    assert.isFalse(check({ a: 1 }), "a required property is missing")
+    assert.isFalse(check({ a: 1, b: 2, c: "x" }))
+    assert.isFalse(check({ a: 1, c: "y" }))
+    assert.isFalse(check([1]))
+    assert.isFalse(declaredCheck(Schema.Struct({ d: Schema.Date }).ast)({ d: new Date(0) }), "a transformation")
+    assert.isFalse(declaredCheck(Schema.String.ast)("x"), "not a struct")
+    // Sound: when it holds, decoding gives back each declared property's value.
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom("a", "b", "c", "d"), fc.jsonValue()), (value) => {
+        if (!check(value)) return
+        const decoded = Schema.decodeUnknownEither(schema)(value)
+        assert.isTrue(Either.isRight(decoded))
+        if (Either.isRight(decoded)) {
+          for (const key of Object.keys(decoded.right)) {
+            assert.strictEqual((decoded.right as Record<string, unknown>)[key], value[key])
+          }
+        }
+      }),
+      { numRuns: 2000, seed: 12 }
+    )
   })
 
   it("checks a refinement with its own filter", () => {

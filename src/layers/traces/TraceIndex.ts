@@ -5,7 +5,14 @@ import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { exactCheck } from "../../domain/ExactCheck.js"
 import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
-import { ListedFields, listingOf, matchesFilter, type TraceFilter, TraceListing } from "../../domain/TraceListing.js"
+import {
+  ListedFields,
+  listingOf,
+  matchesFilter,
+  plainListing,
+  type TraceFilter,
+  TraceListing
+} from "../../domain/TraceListing.js"
 import { linesFromEnd } from "../files/LinesFromEnd.js"
 import { restoreAside } from "./Blobs.js"
 import { lastTurns } from "./Recent.js"
@@ -48,6 +55,8 @@ const listingOfLine = (line: string, file: string, offset: number, length: numbe
   } catch {
     return undefined
   }
+  const plain = plainListing(json, file, offset, length)
+  if (plain !== undefined) return plain
   const decoded = decodeListedFields(json)
   if (decoded._tag === "Left") return undefined
   return listingOf(decoded.right, file, offset, length)
