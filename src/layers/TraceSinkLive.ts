@@ -24,10 +24,9 @@ const flagUnaudited = (listed: ReadonlyArray<TraceListing>, audit: AuditLog["Typ
   Effect.gen(function*() {
     if (listed.length === 0) return
     const since = Math.min(...listed.map((listing) => Date.parse(listing.started_at)))
-    const records = yield* audit.query({ kind: "trace", since, limit: 1_000_000 })
-    const audited = new Set(records.map((record) => record.kind === "trace" ? record.trace_id : ""))
-    const missing = listed.filter((listing) => !audited.has(listing.trace_id)).map((listing) => listing.trace_id)
-    if (missing.length === 0) return
+    const unaudited = yield* audit.unaudited(new Set(listed.map((listing) => listing.trace_id)), since)
+    if (unaudited.size === 0) return
+    const missing = listed.filter((listing) => unaudited.has(listing.trace_id)).map((listing) => listing.trace_id)
     yield* Effect.logWarning(
       `${missing.length} traces are in the trace store but have no record in the audit log (a turn cut short ` +
         `between the two writes): ${missing.join(", ")}`

@@ -41,6 +41,15 @@ export class AuditLog extends Context.Tag("myclaw/AuditLog")<AuditLog, {
   readonly append: (record: AuditRecord) => Effect.Effect<void, AuditError>
   /** Newest first, across monthly files and archives. */
   readonly query: (query: AuditQuery) => Effect.Effect<ReadonlyArray<SealedRecord>, AuditError>
+  /**
+   * Of the traces `traceIds`, all started at or after `since` (epoch milliseconds), those the log holds no trace
+   * record of: what a start asks of the newest traces. The records of such traces are no older than `since`:
+   * read from the newest back, they cost what they weigh, whatever the log's size.
+   */
+  readonly unaudited: (
+    traceIds: ReadonlySet<string>,
+    since: number
+  ) => Effect.Effect<ReadonlySet<string>, AuditError>
   readonly verifyIntegrity: (
     options?: { readonly seed?: Uint8Array | undefined }
   ) => Effect.Effect<IntegrityReport, AuditError>

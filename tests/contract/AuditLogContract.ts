@@ -134,6 +134,27 @@ export const auditLogContract = (name: string, make: () => Layer.Layer<AuditLog,
         })
       ))
 
+    it.scoped("unaudited: of the traces asked about (started at or after an instant), those with no trace record", () =>
+      withLog((log) =>
+        Effect.gen(function*() {
+          const may = Date.parse("2026-05-01T00:00:00.000Z")
+          yield* log.append(trace(isoAt(may - 3 * MINUTE), 1))
+          yield* log.append(trace(isoAt(may - 2 * MINUTE), 2))
+          yield* log.append(verdict(isoAt(may - 2 * MINUTE), 3))
+          yield* log.append(decision(isoAt(may - MINUTE), 4))
+          yield* log.append(trace(isoAt(may + MINUTE), 5))
+          const missing = (ids: ReadonlyArray<string>, since: number) =>
+            Effect.map(log.unaudited(new Set(ids), since), (set) => [...set].sort())
+          assert.deepStrictEqual(yield* missing(["t-2", "t-5"], may - 2 * MINUTE), [], "across months")
+          assert.deepStrictEqual(yield* missing(["t-1", "t-3", "t-4", "t-5", "t-6"], may - 3 * MINUTE), [
+            "t-3",
+            "t-4",
+            "t-6"
+          ], "an approval or a decision is no trace record")
+          assert.deepStrictEqual(yield* missing([], may), [])
+        })
+      ))
+
     it.scoped("concurrent appends are each written once, and their chain has no gap", () =>
       withLog((log) =>
         Effect.gen(function*() {

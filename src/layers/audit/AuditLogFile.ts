@@ -12,6 +12,9 @@ import { makeGroupCommit } from "../files/GroupCommit.js"
 import type { AppendBytes } from "./ChainFiles.js"
 import { makeAuditIndex } from "./Index.js"
 import { DAY_MS, type EpochKey, keyring, makeKeyStore, parseKeyFile } from "./Keys.js"
+import { fileError, listChains } from "./Lines.js"
+import { unauditedTraces } from "./RecentTraces.js"
+import { MONTHLY_CHAIN } from "./Seal.js"
 import { verifyAuditDir } from "./Verify.js"
 import { IDLE_MS, type Job, makeWriter, type Timer } from "./Writer.js"
 
@@ -155,6 +158,20 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       return yield* filesLock.withPermits(1)(run(query))
     })
 
+    // From the ends of the month files, without the index (which a start would otherwise open and bring up to
+    // date for every record written since it was last read); the index answers only when an archive must be read.
+    const unaudited = Effect.fn("AuditLog.unaudited")(function*(traceIds: ReadonlySet<string>, since: number) {
+      const read = yield* filesLock.withPermits(1)(Effect.flatMap(listChains(auditDir), (chains) =>
+        Effect.tryPromise({
+          try: () => unauditedTraces(auditDir, chains.get(MONTHLY_CHAIN) ?? [], traceIds, since),
+          catch: fileError(auditDir, "cannot read the audit log")
+        })))
+      if (read !== undefined) return read
+      const records = yield* query({ kind: "trace", since, limit: Number.MAX_SAFE_INTEGER })
+      const audited = new Set(records.flatMap((record) => record.kind === "trace" ? [record.trace_id] : []))
+      return new Set([...traceIds].filter((id) => !audited.has(id)))
+    })
+
     const snapshot = Effect.gen(function*() {
       const done = yield* Deferred.make<ReadonlyMap<string, number>>()
       if (!(yield* commit.offer({ _tag: "Snapshot", done: (exit) => Deferred.unsafeDone(done, exit) }))) {
@@ -192,7 +209,14 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       }))
     })
 
-    return AuditLog.of({ ready, lastFailure: Effect.sync(() => failure), append, query, verifyIntegrity })
+    return AuditLog.of({
+      ready,
+      lastFailure: Effect.sync(() => failure),
+      append,
+      query,
+      unaudited,
+      verifyIntegrity
+    })
   })
 
 /** `MYCLAW_KEY_DIR`, by default `<workspace>/../.myclaw-keys/<workspace folder name>`: outside the workspace. */

@@ -87,6 +87,16 @@ const makeMemoryLog = (options: { readonly fail?: boolean }) => {
         .slice(0, Math.floor(query.limit))
     )
 
+  // Every record is at hand: the instant the traces started at or after bounds no search here.
+  const unaudited = (traceIds: ReadonlySet<string>, _since: number) =>
+    Effect.sync(() => {
+      const missing = new Set(traceIds)
+      for (const record of records) {
+        if (record.kind === "trace") missing.delete(record.trace_id)
+      }
+      return missing
+    })
+
   const verifyIntegrity = (verifyOptions?: { readonly seed?: Uint8Array | undefined }) =>
     Effect.sync(() => ({
       ok: problems.length === 0,
@@ -96,7 +106,14 @@ const makeMemoryLog = (options: { readonly fail?: boolean }) => {
     }))
 
   return {
-    log: AuditLog.of({ ready, lastFailure: Effect.sync(() => lastFailure), append, query, verifyIntegrity }),
+    log: AuditLog.of({
+      ready,
+      lastFailure: Effect.sync(() => lastFailure),
+      append,
+      query,
+      unaudited,
+      verifyIntegrity
+    }),
     close: Effect.sync(() => void (closed = true))
   }
 }

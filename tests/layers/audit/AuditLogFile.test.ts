@@ -353,6 +353,48 @@ layer(NodeContext.layer)("AuditLogFile", (it) => {
       assert.deepStrictEqual(breaks(yield* reopened.log.verifyIntegrity()), [])
     }).pipe(quiet))
 
+  it.scoped("unaudited traces are found from the month's end, without the query index", () =>
+    Effect.gen(function*() {
+      yield* startAt()
+      const dirs = yield* makeDirs
+      const { close, log } = yield* openLog(dirs)
+      const times: Array<string> = []
+      for (let n = 0; n < 5; n++) {
+        times.push(yield* nowIso)
+        yield* log.append(trace(times[n]!, n))
+        yield* log.append(verdict(times[n]!, n))
+        yield* TestClock.adjust("1 minute")
+      }
+      // Within the slack the log tolerates, a record may be a little older than the one before it.
+      yield* log.append(trace(new Date(Date.parse(times[4]!) - 30_000).toISOString(), 5))
+      const since = Date.parse(times[2]!)
+      const missing = (ids: ReadonlyArray<string>) => Effect.map(log.unaudited(new Set(ids), since), (set) => [...set])
+      assert.deepStrictEqual(yield* missing(["t-2", "t-3", "t-4", "t-5"]), [])
+      assert.deepStrictEqual(yield* missing(["t-2", "t-9", "t-5"]), ["t-9"])
+      const indexed = NodeFs.readdirSync(dirs.auditDir).filter((name) => name.startsWith("index.sqlite"))
+      assert.deepStrictEqual(indexed, [], "no index is opened")
+      yield* close
+    }).pipe(quiet))
+
+  it.scoped("unaudited traces whose records may be in an archived month are looked for through the index", () =>
+    Effect.gen(function*() {
+      yield* startAt(Date.parse("2026-04-30T23:58:00.000Z"))
+      const dirs = yield* makeDirs
+      const { close, log } = yield* openLog(dirs)
+      yield* appendTraces(log, 3)
+      yield* TestClock.adjust("3 minutes")
+      yield* appendTraces(log, 2, 3)
+      assert.isTrue(NodeFs.existsSync(NodePath.join(dirs.auditDir, "2026-04.jsonl.gz")))
+      const missing = (ids: ReadonlyArray<string>, since: string) =>
+        Effect.map(log.unaudited(new Set(ids), Date.parse(since)), (set) => [...set].sort())
+      assert.deepStrictEqual(yield* missing(["t-3", "t-4", "t-7"], "2026-05-01T00:01:00.000Z"), ["t-7"])
+      assert.isFalse(NodeFs.existsSync(NodePath.join(dirs.auditDir, "index.sqlite")), "April is not read")
+      const april = yield* missing(["t-0", "t-2", "t-4", "t-8"], "2026-04-30T23:58:00.000Z")
+      assert.deepStrictEqual(april, ["t-8"])
+      assert.isTrue(NodeFs.existsSync(NodePath.join(dirs.auditDir, "index.sqlite")), "the archive, through the index")
+      yield* close
+    }).pipe(quiet))
+
   /** A log of 30 traces queried once (so its index exists), closed, and its index files removed. */
   const logWithoutIndex = Effect.gen(function*() {
     yield* startAt()
