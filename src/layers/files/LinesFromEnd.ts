@@ -35,14 +35,17 @@ export const linesFromEnd = async (
     while (going && position > 0) {
       const length = Math.min(next, position)
       next = Math.min(2 * next, MOST_READ)
-      const chunk = Buffer.allocUnsafe(length)
+      // The new piece is read in front of the bytes not yet visited, into one buffer: only those are copied.
+      const kept = stop === -1 ? bytes : bytes.subarray(0, stop - position)
+      const joined = Buffer.allocUnsafe(length + kept.length)
       for (let read = 0; read < length;) {
-        const { bytesRead } = await handle.read(chunk, read, length - read, position - length + read)
+        const { bytesRead } = await handle.read(joined, read, length - read, position - length + read)
         if (bytesRead === 0) throw new Error(`${path} became shorter while it was read`)
         read += bytesRead
       }
+      kept.copy(joined, length)
       position -= length
-      bytes = Buffer.concat([chunk, stop === -1 ? bytes : bytes.subarray(0, stop - position - length)])
+      bytes = joined
       for (let at = bytes.length - 1; going && at >= 0;) {
         const newline = bytes.lastIndexOf(NEWLINE, at)
         if (newline === -1) break
