@@ -8,6 +8,7 @@ import {
   Sealed
 } from "../../src/domain/AuditRecord.js"
 import { declaredCheck, exactCheck } from "../../src/domain/ExactCheck.js"
+import { mutated } from "../support/Mutations.js"
 
 /** What the check promises: when it holds, decoding succeeds and gives back the same JSON, byte for byte. */
 const assertSound = (schema: Schema.Schema.AnyNoContext, value: unknown) => {
@@ -17,25 +18,6 @@ const assertSound = (schema: Schema.Schema.AnyNoContext, value: unknown) => {
   if (Either.isRight(decoded)) assert.strictEqual(JSON.stringify(decoded.right), JSON.stringify(value))
   return true
 }
-
-/** A record changed in one place: a property dropped, added, replaced by anything, or moved to the end. */
-const mutated = (record: Record<string, unknown>) =>
-  fc.tuple(fc.nat(), fc.constantFrom("drop", "add", "replace", "move"), fc.jsonValue()).map(
-    ([at, how, other]) => {
-      const keys = Object.keys(record)
-      const key = keys[at % keys.length]!
-      const copy: Record<string, unknown> = { ...record }
-      if (how === "drop") delete copy[key]
-      if (how === "add") copy[`extra_${at}`] = other
-      if (how === "replace") copy[key] = other
-      if (how === "move") {
-        const value = copy[key]
-        delete copy[key]
-        copy[key] = value
-      }
-      return copy
-    }
-  )
 
 // Fixed seeds: the same values on every run (a failure names its seed and path to replay it).
 describe("exactCheck", () => {

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Arbitrary, Either, FastCheck as fc, Schema } from "effect"
 import { ExecutionTrace } from "../../src/domain/ExecutionTrace.js"
 import { ListedFields, listingOf, plainListing } from "../../src/domain/TraceListing.js"
+import { mutated } from "../support/Mutations.js"
 
 /** A trace's line as the store holds it: its JSON, parsed. */
 const lineOf = (trace: ExecutionTrace): Record<string, unknown> =>
@@ -12,18 +13,6 @@ const decodedListing = (json: unknown) => {
   const decoded = Schema.decodeUnknownEither(ListedFields)(json)
   return Either.isRight(decoded) ? listingOf(decoded.right, "2026-12.jsonl", 7, 9) : undefined
 }
-
-/** A line changed in one place: a property dropped, added, or replaced by anything. */
-const mutated = (line: Record<string, unknown>) =>
-  fc.tuple(fc.nat(), fc.constantFrom("drop", "add", "replace"), fc.jsonValue()).map(([at, how, other]) => {
-    const keys = Object.keys(line)
-    const key = keys[at % keys.length]!
-    const copy: Record<string, unknown> = { ...line }
-    if (how === "drop") delete copy[key]
-    if (how === "add") copy[`extra_${at}`] = other
-    if (how === "replace") copy[key] = other
-    return copy
-  })
 
 // Fixed seeds: the same traces on every run (a failure names its seed and path to replay it).
 describe("plainListing", () => {
