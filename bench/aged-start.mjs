@@ -4,16 +4,20 @@
 // GET /health answers 200 on that workspace and on a fresh one, alternately, AGED_RUNS times each after one
 // unmeasured start of each. One JSON line on stdout, medians in milliseconds:
 //   fresh_serve_health_ms   a workspace with no history
-//   aged_serve_health_ms    the workspace with AGED_TURNS turns, its caches (trace index, audit query index) as
-//                           the previous start left them
+//   aged_serve_health_ms    the workspace with AGED_TURNS turns, its caches (trace index, audit query index)
+//                           brought up to date before each start (by `trace list` and `audit query`, not timed)
 //   stale_serve_health_ms   the same with both caches removed before each start: the most a start can pay for
 //                           the turns written since the caches were last brought up to date
 //   record_s                how long recording the turns took (not a measure of anything here)
+// and with AGED_BEFORE, before_fresh_serve_health_ms, before_aged_serve_health_ms and before_stale_serve_health_ms:
+// another build's, each start of it just before the same start of this one, on the same workspaces.
 //
 //   AGED_TURNS (default 5000)  AGED_RUNS (default 5)
 //   AGED_CLI        the command line measured, relative to this checkout (default dist/cli/myclaw.cjs): another
-//                   build's, to compare two builds run alternately; the turns are recorded by this checkout's
+//                   build's, to measure it alone; the turns are recorded by this checkout's
+//   AGED_BEFORE     another build's command line, relative to this checkout, measured alternately with AGED_CLI
 //   BENCH_SCENARIO  the "scenario" field (bench/run.mjs sets it; default aged-start)
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -31,6 +35,9 @@ if (!(Number.isInteger(RUNS) && RUNS > 0)) throw new Error(`AGED_RUNS must be a 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const cli = path.resolve(root, process.env.AGED_CLI || 'dist/cli/myclaw.cjs');
 if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: run npm run build`);
+const thisCli = path.join(root, 'dist/cli/myclaw.cjs');
+const before = process.env.AGED_BEFORE ? path.resolve(root, process.env.AGED_BEFORE) : undefined;
+if (before !== undefined && !fs.existsSync(before)) throw new Error(`AGED_BEFORE: ${before} is missing`);
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -77,6 +84,14 @@ const dropCaches = (home) => {
   }
 };
 
+/** The trace index and the audit query index brought up to date by this checkout's commands (not timed). */
+const refreshCaches = (env) => {
+  for (const args of [['trace', 'list', '--session', 'none'], ['audit', 'query', '--limit', '1']]) {
+    const done = spawnSync(process.execPath, [thisCli, ...args], { env, cwd: root, encoding: 'utf8' });
+    if (done.status !== 0) throw new Error(`myclaw ${args.join(' ')} exited with ${done.status}: ${done.stderr}`);
+  }
+};
+
 const aged = scriptedWorkspace('myclaw-bench-aged-');
 const fresh = scriptedWorkspace('myclaw-bench-fresh-');
 try {
@@ -84,27 +99,39 @@ try {
   await record(aged.env);
   const recordS = (performance.now() - recording) / 1000;
   const port = await freePort();
-  const serve = (env) => timedServe(process.execPath, [cli, 'serve'], env, port, root);
-  await serve(fresh.env);
-  await serve(aged.env);
-  const times = { fresh: [], aged: [], stale: [] };
+  const builds = before === undefined ? [['', cli]] : [['before_', before], ['', cli]];
+  const times = {};
+  const serve = (file, env) => timedServe(process.execPath, [file, 'serve'], env, port, root);
+  for (const [, file] of builds) {
+    await serve(file, fresh.env);
+    await serve(file, aged.env);
+  }
+  const timed = async (prefix, file, state, env) => {
+    (times[`${prefix}${state}`] ??= []).push(await serve(file, env));
+  };
   for (let run = 0; run < RUNS; run++) {
-    times.fresh.push(await serve(fresh.env));
-    times.aged.push(await serve(aged.env));
-    dropCaches(aged.home);
-    times.stale.push(await serve(aged.env));
+    for (const [prefix, file] of builds) await timed(prefix, file, 'fresh', fresh.env);
+    for (const [prefix, file] of builds) {
+      refreshCaches(aged.env);
+      await timed(prefix, file, 'aged', aged.env);
+    }
+    for (const [prefix, file] of builds) {
+      dropCaches(aged.home);
+      await timed(prefix, file, 'stale', aged.env);
+    }
   }
   for (const [name, values] of Object.entries(times)) {
     process.stderr.write(`aged-start: ${name}: ${values.map((value) => Math.round(value)).join(' ')} ms\n`);
   }
+  const medians = Object.fromEntries(
+    Object.entries(times).map(([name, values]) => [`${name}_serve_health_ms`, median(values)]),
+  );
   console.log(
     JSON.stringify({
       scenario,
       turns: TURNS,
       runs: RUNS,
-      fresh_serve_health_ms: median(times.fresh),
-      aged_serve_health_ms: median(times.aged),
-      stale_serve_health_ms: median(times.stale),
+      ...medians,
       record_s: Number(recordS.toFixed(1)),
       loadavg_1m: Number(os.loadavg()[0].toFixed(1)),
       node: process.version,
