@@ -148,14 +148,18 @@ export const makeAuditIndex = (options: { readonly auditDir: string; readonly db
     const readRows = async (path: string, logical: string, from: number) => {
       const rows: Array<IndexRow> = []
       let position = from
-      let last: { offset: number; last_len: number; last_hash: string } | undefined
+      // The last row's line and where it ends: only its hash is kept, made once the file is read.
+      let lastLine: { offset: number; bytes: Buffer } | undefined
       await forEachLine(path, (bytes, terminated) => {
         position += bytes.length + (terminated ? 1 : 0)
         const row = terminated ? rowOf(logical, bytes) : undefined
         if (row === undefined) return
         rows.push(row)
-        last = { offset: position, last_len: bytes.length, last_hash: sha256(bytes) }
+        lastLine = { offset: position, bytes }
       }, { start: from })
+      const last = lastLine === undefined
+        ? undefined
+        : { offset: lastLine.offset, last_len: lastLine.bytes.length, last_hash: sha256(lastLine.bytes) }
       return { rows, last }
     }
 
