@@ -60,18 +60,9 @@ export const exactCheck = (ast: AST.AST): ExactCheck => {
  * anything but a struct (or a struct with a property it cannot vouch for) never holds.
  */
 export const declaredCheck = (ast: AST.AST): ExactCheck => {
-  if (ast._tag !== "TypeLiteral" || ast.indexSignatures.length > 0) return never
-  const names: Array<string> = []
-  const checks: Array<ExactCheck> = []
-  const optional: Array<boolean> = []
-  for (const property of ast.propertySignatures) {
-    if (typeof property.name !== "string") return never
-    const check = exactCheck(property.type)
-    if (check === never) return never
-    names.push(property.name)
-    checks.push(check)
-    optional.push(property.isOptional)
-  }
+  const properties = ast._tag === "TypeLiteral" ? propertiesOf(ast) : undefined
+  if (properties === undefined) return never
+  const { checks, names, optional } = properties
   return (value) => {
     if (!isPlainObject(value)) return false
     for (let i = 0; i < names.length; i++) {
@@ -105,22 +96,32 @@ const arrayCheck = (ast: AST.TupleType): ExactCheck => {
   }
 }
 
-/** A struct: the required properties present, none undeclared, all in the schema's order, each holding. */
-const objectCheck = (ast: AST.TypeLiteral): ExactCheck => {
-  if (ast.indexSignatures.length > 0) return never
+/**
+ * A struct's properties in the schema's order, each name with its check and whether it may be missing; undefined
+ * for a struct with an index signature or a property the checks cannot vouch for.
+ */
+const propertiesOf = (ast: AST.TypeLiteral) => {
+  if (ast.indexSignatures.length > 0) return undefined
   const names: Array<string> = []
   const checks: Array<ExactCheck> = []
   const optional: Array<boolean> = []
-  const order = new Map<string, number>()
   for (const property of ast.propertySignatures) {
-    if (typeof property.name !== "string") return never
+    if (typeof property.name !== "string") return undefined
     const check = exactCheck(property.type)
-    if (check === never) return never
-    order.set(property.name, names.length)
+    if (check === never) return undefined
     names.push(property.name)
     checks.push(check)
     optional.push(property.isOptional)
   }
+  return { names, checks, optional }
+}
+
+/** A struct: the required properties present, none undeclared, all in the schema's order, each holding. */
+const objectCheck = (ast: AST.TypeLiteral): ExactCheck => {
+  const properties = propertiesOf(ast)
+  if (properties === undefined) return never
+  const { checks, names, optional } = properties
+  const order = new Map(names.map((name, index) => [name, index]))
   return (value) => {
     if (!isPlainObject(value)) return false
     let previous = -1
