@@ -20,12 +20,15 @@ import { pathToFileURL } from 'node:url';
 
 const importFile = (file) => import(pathToFileURL(file).href);
 
-/** The absolute path of myclaw's compiled `dist` folder: `MYCLAW_DIST`, else `fallback` if it holds a build. */
-export function resolveDist(fallback) {
-  const dist = process.env.MYCLAW_DIST || fallback;
+/**
+ * The absolute path of myclaw's compiled `dist` folder: the environment variable `variable` (MYCLAW_DIST unless
+ * told), else `fallback` if it holds a build.
+ */
+export function resolveDist(fallback, variable = 'MYCLAW_DIST') {
+  const dist = process.env[variable] || fallback;
   if (!dist || !existsSync(path.join(dist, 'Myclaw.js'))) {
     throw new Error(
-      `myclaw's dist not found${dist ? ` at ${dist}` : ''}: set MYCLAW_DIST to the absolute path of ` +
+      `myclaw's dist not found${dist ? ` at ${dist}` : ''}: set ${variable} to the absolute path of ` +
         "myclaw's dist folder (after `npm run build` in myclaw)",
     );
   }
