@@ -64,8 +64,13 @@ const assertFiniteNumbers = (value: unknown, replaced = false): void => {
 /** `{ ...fields, seq, prev, epoch }` as JSON: the same keys in the same order (the record's own fields are plain data). */
 const mergedJson = (fields: object, seal: SealFields): string => {
   // Object.assign rather than a spread: V8 11 makes a hidden class of its own for each object whose keys are added
-  // after a leading spread.
-  const sealed = Object.assign({}, fields, { seq: seal.seq, prev: seal.prev, epoch: seal.epoch })
+  // after a leading spread. Onto an object without a prototype, so that a field named `__proto__` (parsed JSON
+  // can hold one) is copied as a field, as the record's own JSON has it, instead of setting the prototype.
+  const sealed = Object.assign(Object.create(null) as object, fields, {
+    seq: seal.seq,
+    prev: seal.prev,
+    epoch: seal.epoch
+  })
   assertFiniteNumbers(sealed)
   return JSON.stringify(sealed)
 }

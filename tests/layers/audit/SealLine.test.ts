@@ -30,6 +30,24 @@ describe("a sealed audit line", () => {
     assert.strictEqual(line, `${unsigned.slice(0, -1)},"sig":"${hmac(key, "checkpoint", unsigned)}"}`)
   })
 
+  it("keeps a field named __proto__ as a field, on either way of sealing", () => {
+    // Such a key can only come from parsed JSON (a record read back, data a record carries): JSON.parse makes it
+    // an own field, and the line must hold it where the record has it, whether or not the record needs merging.
+    const seal = { seq: 2, prev: "p", epoch: 3 }
+    const plain = JSON.parse(`{"kind":"x","__proto__":{"a":1}}`) as object
+    const unsignedPlain = `{"kind":"x","__proto__":{"a":1},"seq":2,"prev":"p","epoch":3}`
+    assert.strictEqual(
+      sealLine(plain, seal, key),
+      `${unsignedPlain.slice(0, -1)},"sig":"${hmac(key, "record", unsignedPlain)}"}`
+    )
+    const resealed = JSON.parse(`{"seq":1,"__proto__":0,"kind":"x","prev":"old","epoch":1}`) as object
+    const unsignedResealed = `{"seq":2,"__proto__":0,"kind":"x","prev":"p","epoch":3}`
+    assert.strictEqual(
+      sealLine(resealed, seal, key),
+      `${unsignedResealed.slice(0, -1)},"sig":"${hmac(key, "record", unsignedResealed)}"}`
+    )
+  })
+
   it("refuses a number JSON cannot write, wherever it is", () => {
     const seal = { seq: 1, prev: "p", epoch: 1 }
     assert.throws(() => sealLine({ kind: "x", cost: Number.NaN }, seal, key), /NaN has no JSON form/)
@@ -87,7 +105,8 @@ describe("a sealed audit line", () => {
     const seal = fc.record({ seq: fc.nat(), prev: fc.string(), epoch: fc.oneof(fc.nat(), fc.constant(Number.NaN)) })
     fc.assert(
       fc.property(record, seal, (fields, sealed) => {
-        const merged = Object.assign({}, fields, sealed)
+        // A spread copies every field as a field, `__proto__` too (fast-check makes such keys).
+        const merged = { ...fields, ...sealed }
         const unsigned = JSON.stringify(merged)
         const writable = !nonFinite(merged)
         if (!writable) {
