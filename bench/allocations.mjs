@@ -7,23 +7,16 @@
 //   node bench/allocations.mjs                        (MYCLAW_DIST picks another build)
 //   CONVERSATIONS (500) sampled after WARMUP (300); INTERVAL (256), the mean bytes between samples; TOP (30)
 //   sites listed: a function by its file (node_modules and the dist folder cut off) and line.
-import inspector from 'node:inspector/promises';
-import { fileURLToPath } from 'node:url';
 import * as harness from './lib/harness.mjs';
 import { countFromEnv as count } from './lib/env-count.mjs';
-import { makeMyclawAgent } from './lib/myclaw-agent.mjs';
+import { withInspectedAgent } from './lib/inspected-agent.mjs';
 
 const CONVERSATIONS = count('CONVERSATIONS', 500);
 const WARMUP = count('WARMUP', 300);
 const INTERVAL = count('INTERVAL', 256);
 const TOP = count('TOP', 30);
 
-const dist = process.env.MYCLAW_DIST || fileURLToPath(new URL('../dist/', import.meta.url));
-const agent = await makeMyclawAgent({ harness, dist, fsync: 'batch' });
-const session = new inspector.Session();
-try {
-  for (let i = 0; i < WARMUP; i++) await agent.runOnce();
-  session.connect();
+await withInspectedAgent(WARMUP, async (agent, session) => {
   await session.post('HeapProfiler.enable');
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: INTERVAL,
@@ -65,7 +58,4 @@ try {
       node: process.version,
     })}\n`,
   );
-} finally {
-  session.disconnect();
-  await agent.dispose();
-}
+});

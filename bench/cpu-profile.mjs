@@ -17,12 +17,10 @@
 // trace and the audit record); hashing and signing; random ids; spans; schema (Effect Schema's parsing); effect
 // runtime (the fiber loop, fiber refs, context, scheduler); effect (its other modules); myclaw (its own code); the
 // benchmark (the fake model and harness); node (Node's other internals); v8 (unattributed).
-import inspector from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import * as harness from './lib/harness.mjs';
 import { countFromEnv as count } from './lib/env-count.mjs';
-import { makeMyclawAgent } from './lib/myclaw-agent.mjs';
+import { withInspectedAgent } from './lib/inspected-agent.mjs';
 
 const CONVERSATIONS = count('CONVERSATIONS', 2000);
 const WARMUP = count('WARMUP', 1000);
@@ -49,12 +47,7 @@ const PARTS = [
   ['node', /^[^ ]* node:/],
 ];
 
-const dist = process.env.MYCLAW_DIST || fileURLToPath(new URL('../dist/', import.meta.url));
-const agent = await makeMyclawAgent({ harness, dist, fsync: 'batch' });
-const session = new inspector.Session();
-try {
-  for (let i = 0; i < WARMUP; i++) await agent.runOnce();
-  session.connect();
+await withInspectedAgent(WARMUP, async (agent, session) => {
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: INTERVAL });
   await session.post('Profiler.start');
@@ -117,7 +110,4 @@ try {
       node: process.version,
     })}\n`,
   );
-} finally {
-  session.disconnect();
-  await agent.dispose();
-}
+});
