@@ -9,7 +9,7 @@
 //   sites listed: a function by its file (node_modules and the dist folder cut off) and line.
 import * as harness from './lib/harness.mjs';
 import { countFromEnv as count } from './lib/env-count.mjs';
-import { withInspectedAgent } from './lib/inspected-agent.mjs';
+import { shortFile, withInspectedAgent } from './lib/inspected-agent.mjs';
 
 const CONVERSATIONS = count('CONVERSATIONS', 500);
 const WARMUP = count('WARMUP', 300);
@@ -33,9 +33,7 @@ await withInspectedAgent(WARMUP, async (agent, session) => {
   const walk = (node) => {
     if (node.selfSize > 0) {
       const { functionName, url, lineNumber } = node.callFrame;
-      const file = url.includes('/node_modules/')
-        ? url.replace(/^.*node_modules\//, '')
-        : url.replace(/^.*\/dist\//, 'dist/');
+      const file = shortFile(url);
       total += node.selfSize;
       add(bySite, `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`, node.selfSize);
       // Effect's own modules as one: its run loop, primitives and continuations.

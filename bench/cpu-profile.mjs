@@ -20,7 +20,7 @@
 import { writeFileSync } from 'node:fs';
 import * as harness from './lib/harness.mjs';
 import { countFromEnv as count } from './lib/env-count.mjs';
-import { withInspectedAgent } from './lib/inspected-agent.mjs';
+import { shortFile, withInspectedAgent } from './lib/inspected-agent.mjs';
 
 const CONVERSATIONS = count('CONVERSATIONS', 2000);
 const WARMUP = count('WARMUP', 1000);
@@ -87,9 +87,7 @@ await withInspectedAgent(WARMUP, async (agent, session) => {
   for (const [id, micros] of selfTime) {
     add(byPart, partOf(id), micros);
     const { functionName, url, lineNumber } = nodes.get(id).callFrame;
-    const file = url.includes('/node_modules/')
-      ? url.replace(/^.*node_modules\//, '')
-      : url.replace(/^.*\/dist\//, 'dist/');
+    const file = shortFile(url);
     add(bySite, `${functionName || '(anonymous)'} ${file}${file ? `:${lineNumber + 1}` : ''}`, micros);
   }
   const perConversation = (micros) => Math.round((micros / CONVERSATIONS) * 10) / 10;

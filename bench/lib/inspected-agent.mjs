@@ -22,3 +22,7 @@ export async function withInspectedAgent(warmup, body) {
     await agent.dispose();
   }
 }
+
+/** Where a profiled function is written, shortened: its package's path, or its path from the build's `dist/`. */
+export const shortFile = (url) =>
+  url.includes('/node_modules/') ? url.replace(/^.*node_modules\//, '') : url.replace(/^.*\/dist\//, 'dist/');
