@@ -1,6 +1,6 @@
-import { Clock, Console, DateTime, Effect } from "effect"
+import { Clock, Console, Effect } from "effect"
 import * as NodeOs from "node:os"
-import { localMinute as local } from "../domain/Time.js"
+import { localDay, localInstant, localMinute as local } from "../domain/Time.js"
 import { Budget, type BudgetStatus } from "../services/Budget.js"
 import { UsageError } from "./Args.js"
 
@@ -44,8 +44,9 @@ export const budgetOverride = (options: { readonly until: string; readonly reaso
     const status = yield* budget.status
     const now = yield* Clock.currentTimeMillis
     const [hours, minutes] = options.until.split(":").map(Number) as [number, number]
-    const today = DateTime.startOf(DateTime.unsafeMakeZoned(now, { timeZone: status.timeZone }), "day")
-    const until = DateTime.toEpochMillis(DateTime.add(today, { hours, minutes }))
+    // The wall-clock time on today's date: not midnight plus a duration, which is an hour off on the days the
+    // clocks move, nor the day's start plus one, where the day begins at 01:00.
+    const until = localInstant(localDay(now, status.timeZone), hours, minutes, status.timeZone)
     if (until <= now) {
       return yield* new UsageError({
         message: `--until ${options.until} has already passed today (${status.timeZone})`

@@ -26,31 +26,48 @@ export const localMinute = (millis: number, timeZone: string): string => {
     : new Date(millis).toLocaleString("sv-SE", { timeZone }).slice(0, 16)
 }
 
-/** Epoch milliseconds of the first local midnight after `millis` in `timeZone`. */
-export const nextLocalMidnight = (millis: number, timeZone: string): number =>
-  DateTime.toEpochMillis(
-    DateTime.add(DateTime.startOf(DateTime.unsafeMakeZoned(millis, { timeZone: zoneOf(timeZone) }), "day"), {
-      days: 1
+/**
+ * The instant the local clock of `timeZone` reads `hours:minutes` on `day` (`YYYY-MM-DD`). A time the clocks skip
+ * (moved forward) is read as the instant after the skip, and a time they show twice (moved back) as the first.
+ */
+export const localInstant = (day: string, hours: number, minutes: number, timeZone: string): number => {
+  const [year, month, date] = day.split("-").map(Number) as [number, number, number]
+  return DateTime.toEpochMillis(
+    DateTime.unsafeMakeZoned({ year, month, day: date, hours, minutes }, {
+      timeZone: zoneOf(timeZone),
+      adjustForTimeZone: true
     })
   )
+}
+
+/**
+ * The first instant of `day` in `timeZone`: its midnight, or where the clocks skip midnight (Santiago, Havana,
+ * Cairo, Beirut, on the day summer time starts) the instant they skip to.
+ */
+export const localDayStart = (day: string, timeZone: string): number => localInstant(day, 0, 0, timeZone)
+
+/** The calendar day after `day`, both written `YYYY-MM-DD`. */
+export const dayAfter = (day: string): string => {
+  const [year, month, date] = day.split("-").map(Number) as [number, number, number]
+  return new Date(Date.UTC(year, month - 1, date + 1)).toISOString().slice(0, 10)
+}
+
+/**
+ * Epoch milliseconds of the first local midnight after `millis` in `timeZone`: where the next day begins, counted
+ * from the calendar (a day that begins at 01:00 is not followed by one that also does).
+ */
+export const nextLocalMidnight = (millis: number, timeZone: string): number =>
+  localDayStart(dayAfter(localDay(millis, timeZone)), timeZone)
 
 /** A real calendar day written `YYYY-MM-DD`. */
 export const isCalendarDay = (text: string): boolean =>
   /^\d{4}-\d{2}-\d{2}$/.test(text) && new Date(`${text}T12:00:00Z`).toISOString().slice(0, 10) === text
 
 /** The first and last millisecond of a local day (23 or 25 hours long on DST days). */
-export const localDayBounds = (day: string, timeZone: string): { readonly since: number; readonly until: number } => {
-  const [year, month, date] = day.split("-").map(Number) as [number, number, number]
-  const next = new Date(Date.UTC(year, month - 1, date + 1))
-  const start = (y: number, m: number, d: number) =>
-    DateTime.toEpochMillis(
-      DateTime.unsafeMakeZoned({ year: y, month: m, day: d }, { timeZone: zoneOf(timeZone), adjustForTimeZone: true })
-    )
-  return {
-    since: start(year, month, date),
-    until: start(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate()) - 1
-  }
-}
+export const localDayBounds = (day: string, timeZone: string): { readonly since: number; readonly until: number } => ({
+  since: localDayStart(day, timeZone),
+  until: localDayStart(dayAfter(day), timeZone) - 1
+})
 
 /** The names Intl resolves to "UTC" (the machine's zone may be set with any of them). */
 export const utcZoneNames: ReadonlySet<string> = new Set([

@@ -156,6 +156,25 @@ describe("BudgetLive", () => {
       })
     ))
 
+  it.scoped("after a day that began at 01:00 (summer time in Santiago), counters reset at the next midnight", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        // 2026-09-06 in Santiago: at 00:00 (UTC-4) the clocks go to 01:00 (UTC-3); the next midnight is 03:00 UTC.
+        yield* TestClock.setTime(Date.UTC(2026, 8, 6, 12))
+        yield* Effect.gen(function*() {
+          const budget = yield* Budget
+          yield* spend(1.5)
+          const today = yield* budget.status
+          assert.strictEqual(today.day, "2026-09-06")
+          assert.strictEqual(today.resetsAt, Date.UTC(2026, 8, 7, 3))
+          yield* TestClock.setTime(Date.UTC(2026, 8, 7, 3))
+          const next = yield* budget.status
+          assert.strictEqual(next.day, "2026-09-07")
+          assert.strictEqual(next.spentEur, 0)
+        }).pipe(Effect.provide(budgetAt(home, AuditLogMemory, { timeZone: "America/Santiago" })))
+      })
+    ))
+
   it.scoped("a corrupt budget database is moved aside and rebuilt from the day's audit records, not zeroed", () =>
     withHome((home) =>
       Effect.gen(function*() {
