@@ -64,12 +64,19 @@ const describe = (issue: ParseResult.ArrayFormatterIssue): string => {
 }
 
 /**
+ * Whether an issue is only the "or leave it out" alternative of an optional field that was given a wrong value: the
+ * value's own issue says what is wrong with it.
+ */
+export const isAbsentAlternative = (issue: ParseResult.ArrayFormatterIssue): boolean =>
+  issue._tag === "Type" && issue.message.startsWith("Expected undefined, actual")
+
+/**
  * The problems of a configuration that did not decode, one line each, in file order. The "or leave it out"
  * alternative of every field with a default is not a problem of its own, and is left out.
  */
 export const configProblems = (issues: ReadonlyArray<ParseResult.ArrayFormatterIssue>): ReadonlyArray<string> => {
   const lines = issues
-    .filter((issue) => !issue.message.startsWith("Expected undefined, actual"))
+    .filter((issue) => !isAbsentAlternative(issue))
     .map(describe)
   return [...new Set(lines)]
 }

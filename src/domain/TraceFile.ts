@@ -1,4 +1,5 @@
 import { Either, ParseResult, Schema } from "effect"
+import { isAbsentAlternative } from "./ConfigProblems.js"
 import { encodeTrace, ExecutionTrace, TRACE_FORMAT } from "./ExecutionTrace.js"
 import { jsonSyntaxError, lineColumn } from "./JsonLocation.js"
 import { onFirstCall } from "./OnFirstCall.js"
@@ -58,7 +59,11 @@ export const parseTraceText = (text: string, file: string): Either.Either<Execut
   }
   const decoded = Either.mapLeft(
     decodeFile(json),
-    (error) => ParseResult.ArrayFormatter.formatErrorSync(error)
+    (error) => {
+      const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+      const real = issues.filter((issue) => !isAbsentAlternative(issue))
+      return real.length > 0 ? real : issues
+    }
   )
   if (Either.isLeft(decoded)) {
     const issues = decoded.left

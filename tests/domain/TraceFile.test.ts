@@ -71,6 +71,14 @@ describe("trace files", () => {
     assert.strictEqual(error.location, "steps[0].tool_name")
   })
 
+  it("an optional field with a wrong value is one problem, named for what is wrong with it", () => {
+    const json = JSON.parse(exportTrace(trace)) as { replay: { history: Array<Record<string, unknown>> } }
+    json.replay.history = [{ user_message: "before", final_response: "yes", answered_at: 42 }]
+    const error = errorOf(JSON.stringify(json))
+    assert.strictEqual(error.location, "replay.history[0].answered_at")
+    assert.strictEqual(error.message, "not a valid trace: Expected string, actual 42")
+  })
+
   it("empty files, non-objects and newer formats are rejected with the reason", () => {
     assert.strictEqual(errorOf("  \n").reason, "Truncated")
     assert.strictEqual(errorOf("[1]").reason, "Invalid")

@@ -75,6 +75,9 @@ describe("POST /v1/turns", () => {
         assert.strictEqual(json.error, "bad_request")
         assert.include(`${json.message}\n${json.details ?? ""}`, expected, JSON.stringify(body))
       }
+      // An optional field that is present but wrong is reported once, for what it is, not also as "not undefined".
+      const optional = yield* jsonOf(yield* postJson("/v1/turns", { message: "hi", channel: "" }, TOKEN))
+      assert.deepStrictEqual(optional.details, ["channel: expected letters, digits and . _ : @ - (at most 64)"])
       assert.strictEqual((yield* (yield* RecordedTraces).all).length, 0)
     }).pipe(served()))
 

@@ -2,6 +2,7 @@ import { HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Cause, Duration, Effect, Exit, Fiber, FiberSet, Option, ParseResult, Schema, Stream } from "effect"
 import * as NodeHttp from "node:http"
+import { isAbsentAlternative } from "../../domain/ConfigProblems.js"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { type ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
@@ -197,7 +198,8 @@ export const makeTurns = Effect.gen(function*() {
     if (decoded._tag === "Left") {
       return badRequest(
         "the body does not match { message: string, session_id?: string, channel?: string }",
-        ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map(describeIssue)
+        ParseResult.ArrayFormatter.formatErrorSync(decoded.left).filter((issue) => !isAbsentAlternative(issue))
+          .map(describeIssue)
       )
     }
     const body = decoded.right
