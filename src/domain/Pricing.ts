@@ -16,7 +16,9 @@ export const priceOf = (table: Readonly<Record<string, ModelPrice>>, model: stri
   if (exact !== undefined) return exact
   let dearest: ModelPrice | undefined
   let best: string | undefined
-  for (const [key, price] of Object.entries(table)) {
+  for (const key of Object.keys(table)) {
+    const price = table[key]
+    if (price === undefined) continue
     if (key.startsWith(model) && snapshotSuffix.test(key.slice(model.length))) {
       if (
         dearest === undefined || price.inputPerMTok + price.outputPerMTok > dearest.inputPerMTok + dearest.outputPerMTok
