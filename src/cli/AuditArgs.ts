@@ -1,5 +1,6 @@
 import { Either } from "effect"
 import type { AuditKind } from "../domain/AuditRecord.js"
+import { isCalendarDay } from "../domain/Time.js"
 
 // What the command line parser needs of the audit commands, apart from them so that parsing loads no audit log
 // and no record schema (building the schemas is milliseconds every command would pay).
@@ -34,6 +35,10 @@ export const parseAuditTime = (text: string, edge: "since" | "until"): Either.Ei
   const millis = Date.parse(day ? `${text}T00:00:00.000Z` : text)
   if (Number.isNaN(millis) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
     return Either.left(`--${edge} ${JSON.stringify(text)}: expected a day (2026-04-01) or an ISO 8601 time`)
+  }
+  // Date.parse rolls a day past the month's end over into the next month (2026-02-30 is March 2nd).
+  if (!isCalendarDay(text.slice(0, 10))) {
+    return Either.left(`--${edge} ${JSON.stringify(text)}: ${text.slice(0, 10)} is not a day of the calendar`)
   }
   return Either.right(day && edge === "until" ? millis + 86_400_000 - 1 : millis)
 }

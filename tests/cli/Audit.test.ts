@@ -54,6 +54,14 @@ layer(NodeContext.layer)("myclaw audit and backup commands", (it) => {
         Either.right(Date.parse("2026-04-01T12:00:00Z"))
       )
       assert.isTrue(Either.isLeft(parseAuditTime("yesterday", "since")))
+      // Not rolled over into the next month, as Date.parse would.
+      for (const text of ["2026-02-30", "2026-02-29T10:00:00Z", "2026-04-31"]) {
+        assert.deepStrictEqual(
+          parseAuditTime(text, "since"),
+          Either.left(`--since ${JSON.stringify(text)}: ${text.slice(0, 10)} is not a day of the calendar`)
+        )
+      }
+      assert.deepStrictEqual(parseAuditTime("2028-02-29", "since"), Either.right(Date.UTC(2028, 1, 29)))
       // The parser's list is written out (it loads no schema): it must be the schema's kinds, in its order.
       assert.deepStrictEqual(auditKinds, AuditRecord.members.map((member) => member.fields.kind.literals[0]))
     }))
