@@ -46,7 +46,12 @@ const rebuildFromAudit = (settings: BudgetSettings, day: string, now: number) =>
       (total, record) => total + ("cost_usd" in record ? record.cost_usd : 0),
       0
     )
-    const override = today(overrides).map((record) => ("until" in record ? Date.parse(record.until) : 0)).sort().at(-1)
+    // The override in force is the one set last (a later one may have shortened it), not the one that lasts longest.
+    const latest = today(overrides).reduce<(typeof overrides)[number] | undefined>(
+      (last, record) => (last === undefined || Date.parse(record.at) >= Date.parse(last.at) ? record : last),
+      undefined
+    )
+    const override = latest !== undefined && "until" in latest ? Date.parse(latest.until) : undefined
     const counters: BudgetDay = {
       ...freshDay(day),
       spentEur: spentUsd * settings.usdToEur,

@@ -205,6 +205,29 @@ describe("BudgetLive", () => {
       })
     ))
 
+  it.scoped("rebuilt from the audit records, the override in force is the one set last, even when shorter", () =>
+    withHome((home) =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.UTC(2026, 6, 1, 12, 0))
+        const audit = yield* makeAuditLogMemory()
+        for (
+          const [at, until] of [["2026-07-01T09:00:00.000Z", "2026-07-01T20:00:00.000Z"], [
+            "2026-07-01T10:00:00.000Z",
+            "2026-07-01T16:00:00.000Z"
+          ]] as const
+        ) {
+          yield* audit.append({ kind: "budget_override", at, sender: "cli:me", until, reason: "deadline" })
+        }
+        const fs = yield* FileSystem.FileSystem
+        yield* fs.makeDirectory(NodePath.join(home, ".state"), { recursive: true })
+        yield* fs.writeFileString(NodePath.join(home, ".state", "budget.sqlite"), "not a database at all, ".repeat(200))
+        const status = yield* Effect.flatMap(Budget, (b) => b.status).pipe(
+          Effect.provide(budgetAt(home, Layer.succeed(AuditLog, audit)))
+        )
+        assert.strictEqual(status.overrideUntil, Date.UTC(2026, 6, 1, 16, 0))
+      })
+    ))
+
   it.scoped("a store that cannot be created fails with a BudgetStoreError naming the file, not a defect", () =>
     withHome((home) =>
       Effect.gen(function*() {
