@@ -2,7 +2,9 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Effect, Schema } from "effect"
 import * as NodePath from "node:path"
 import { ToolExecutionError } from "../../domain/Errors.js"
+import { localDay } from "../../domain/Time.js"
 import { defineTool } from "../../domain/Tool.js"
+import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
 
 const MemoryFile = Schema.Literal("MEMORY.md", "USER.md")
@@ -17,13 +19,15 @@ const OneLine = (max: number) =>
 export const memoryLine = (day: string, note: string, source: string): string => `- ${day}: ${note} (source: ${source})`
 
 /**
- * `memory_note`: appends one dated line, with its source, to MEMORY.md (or USER.md for facts about the owner).
+ * `memory_note`: appends one line dated with the owner's day, with its source, to MEMORY.md (or USER.md for facts about the owner).
  * It never rewrites the file; the owner reads and edits it directly. Side-effecting: the policy and the owner's
  * approval apply, and the edit is a `workspace_edit` audit record.
  */
 export const makeMemoryNoteTool = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const workspace = yield* Workspace
+  // The owner's day, as the budget and the digest count it.
+  const { timeZone } = (yield* MyclawConfig).config.budget
   return defineTool({
     name: "memory_note",
     description: "Propose one line for long-term memory: appended to MEMORY.md (or USER.md for facts about the " +
@@ -42,7 +46,7 @@ export const makeMemoryNoteTool = Effect.gen(function*() {
       Effect.gen(function*() {
         const name = file ?? "MEMORY.md"
         const path = NodePath.join(workspace.root, name)
-        const day = new Date(yield* Clock.currentTimeMillis).toISOString().slice(0, 10)
+        const day = localDay(yield* Clock.currentTimeMillis, timeZone)
         const before = yield* fs.readFileString(path).pipe(Effect.orElseSucceed(() => ""))
         const line = memoryLine(day, note, source)
         const text = `${before === "" || before.endsWith("\n") ? "" : "\n"}${line}\n`

@@ -53,6 +53,26 @@ describe("memory_note", () => {
       ]
     }))))
 
+  it.scoped("the line is dated with the owner's day (the budget's time zone), not UTC's", () =>
+    Effect.gen(function*() {
+      // 03:00 UTC on April 22nd is still the evening of April 21st in Los Angeles.
+      yield* TestClock.setTime(Date.parse("2026-04-22T03:00:00Z"))
+      yield* put("MEMORY.md", "# Memory\n")
+      yield* turn("remember that I moved to Lyon")
+      assert.strictEqual(
+        yield* file("MEMORY.md"),
+        "# Memory\n- 2026-04-21: The owner lives in Lyon. (source: the owner, in chat)\n"
+      )
+    }).pipe(Effect.provide(TestLayer({
+      config: { ...allowNotes, budget: { timeZone: "America/Los_Angeles" } },
+      script: [
+        {
+          toolCalls: [{ name: "memory_note", args: { note: "The owner lives in Lyon.", source: "the owner, in chat" } }]
+        },
+        { text: "Noted." }
+      ]
+    }))))
+
   it.scoped("after untrusted content it needs a fresh approval, whatever the policy allows", () => {
     const asked: Array<ApprovalRequest> = []
     return Effect.gen(function*() {
