@@ -37,6 +37,9 @@ export interface ApprovalVerdict {
   readonly argsHash: string
 }
 
+/** The longest window a grant for N minutes opens: a day (longer is what a session grant is for). */
+export const MAX_GRANT_MINUTES = 24 * 60
+
 /** How the owner answered: deny, or grant once, for N minutes (same tool, same target glob), or for the session. */
 export type ApprovalDecision =
   | { readonly _tag: "Deny" }

@@ -3,7 +3,12 @@ import * as NodeOs from "node:os"
 import * as NodeTty from "node:tty"
 import { visible } from "../../domain/Text.js"
 import { type ApprovalAsker, ApprovalRouter } from "../../services/ApprovalRouter.js"
-import type { ApprovalAnswer, ApprovalDecision, PendingApproval } from "../../services/Approvals.js"
+import {
+  type ApprovalAnswer,
+  type ApprovalDecision,
+  MAX_GRANT_MINUTES,
+  type PendingApproval
+} from "../../services/Approvals.js"
 
 /** The person at the terminal, as requester and answerer: `cli:<login name>`. */
 export const terminalUser = (): string => {
@@ -31,11 +36,12 @@ export const describePending = (pending: PendingApproval, now: number): string =
       ? []
       : [`  This follows untrusted content from: ${printable(request.tainted.sources.join(", "))}`]),
     `  expires in ${Math.max(0, Math.round((pending.expiresAt - now) / 1000))} s`,
-    "Approve? [y] once, [b N] for N minutes (default 10), [s] for this session, anything else denies: "
+    `Approve? [y] once, [b N] for N minutes (default 10, at most ${MAX_GRANT_MINUTES}), [s] for this session, ` +
+    "anything else denies: "
   ].join("\n")
 }
 
-/** `y`/`once` once, `b` or `b N` for N minutes (default 10), `s` for the session; anything else denies. */
+/** `y`/`once` once, `b` or `b N` for N minutes (default 10, at most a day), `s` for the session; anything else denies. */
 export const parseReply = (text: string): ApprovalDecision => {
   const reply = text.trim().toLowerCase()
   if (reply === "y" || reply === "yes" || reply === "once") return { _tag: "Once" }
@@ -43,7 +49,7 @@ export const parseReply = (text: string): ApprovalDecision => {
   const batch = /^b(?:\s+(\d+))?$/.exec(reply)
   if (batch !== null) {
     const minutes = batch[1] === undefined ? 10 : Number(batch[1])
-    if (minutes > 0) return { _tag: "ForMinutes", minutes }
+    if (minutes > 0 && minutes <= MAX_GRANT_MINUTES) return { _tag: "ForMinutes", minutes }
   }
   return { _tag: "Deny" }
 }

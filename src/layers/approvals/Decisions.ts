@@ -3,7 +3,13 @@ import { randomBytes, timingSafeEqual } from "node:crypto"
 import { answeredVias } from "../../domain/ApprovalVia.js"
 import { sha256Hex } from "../../domain/Sha256.js"
 import { isoAt } from "../../domain/Time.js"
-import type { AnswerOutcome, ApprovalAnswer, ApprovalDecision, ApprovalRequest } from "../../services/Approvals.js"
+import {
+  type AnswerOutcome,
+  type ApprovalAnswer,
+  type ApprovalDecision,
+  type ApprovalRequest,
+  MAX_GRANT_MINUTES
+} from "../../services/Approvals.js"
 import type { StoredRequest } from "./Store.js"
 
 /** 128 random bits, hex: the capability to answer one request. */
@@ -17,12 +23,15 @@ export const sameSecret = (a: string, b: string): boolean => {
   return left.length === right.length && timingSafeEqual(left, right)
 }
 
-/** What an accepted answer grants, and for how long; a window of no positive length is a one-off grant. */
+/**
+ * What an accepted answer grants, and for how long; a window of no positive length is a one-off grant, one longer
+ * than a day lasts a day.
+ */
 export const windowOf = (decision: ApprovalDecision, decidedAt: number): number | null | undefined => {
   switch (decision._tag) {
     case "ForMinutes":
       return Number.isFinite(decision.minutes) && decision.minutes > 0
-        ? decidedAt + decision.minutes * 60_000
+        ? decidedAt + Math.min(decision.minutes, MAX_GRANT_MINUTES) * 60_000
         : undefined
     case "ForSession":
       return null

@@ -30,6 +30,10 @@ describe("TerminalApprovals", () => {
       ["", { _tag: "Deny" }],
       ["n", { _tag: "Deny" }],
       ["b 0", { _tag: "Deny" }],
+      ["b 1440", { _tag: "ForMinutes", minutes: 1440 }],
+      // More than a day is not a window the owner can mean: denied, as the question says.
+      ["b 1441", { _tag: "Deny" }],
+      ["b 999999999999999", { _tag: "Deny" }],
       ["yes please", { _tag: "Deny" }],
       ["bs", { _tag: "Deny" }]
     ]

@@ -37,6 +37,20 @@ describe("ApprovalsLive grants", () => {
       assert.strictEqual((yield* presented.all).length, 2)
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.scoped("a window longer than a day is granted for a day, not turned into a crash", () =>
+    Effect.gen(function*() {
+      const { approvals, audit } = yield* makeHarness({
+        respond: firstThenDeny({ _tag: "ForMinutes", minutes: 999_999_999_999_999 })
+      })
+      const opened = yield* approvals.request(makeRequest())
+      assert.deepStrictEqual([opened.granted, opened.via], [true, "scripted"])
+      const verdict = (yield* approvalRecords(audit)).find((record) => record.event === "verdict")
+      assert.strictEqual(verdict?.batch_window_expires_at, "2026-04-23T14:03:22.000Z")
+      yield* TestClock.adjust("1 day")
+      const after = yield* approvals.request(makeRequest({ traceId: "t_2" }))
+      assert.deepStrictEqual([after.granted, after.via], [false, "scripted"], "asked again after the day")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.scoped("a grant covers the same tool and target (or the owner's glob) in the same session only", () =>
     Effect.gen(function*() {
       const { approvals, presented } = yield* makeHarness({
