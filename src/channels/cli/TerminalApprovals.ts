@@ -41,7 +41,10 @@ export const describePending = (pending: PendingApproval, now: number): string =
   ].join("\n")
 }
 
-/** `y`/`once` once, `b` or `b N` for N minutes (default 10, at most a day), `s` for the session; anything else denies. */
+/**
+ * `y`/`once` once, `b` or `b N` for N minutes (default 10, at most a day), `s` for the session; anything else
+ * denies.
+ */
 export const parseReply = (text: string): ApprovalDecision => {
   const reply = text.trim().toLowerCase()
   if (reply === "y" || reply === "yes" || reply === "once") return { _tag: "Once" }

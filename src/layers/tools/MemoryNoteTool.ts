@@ -19,9 +19,9 @@ const OneLine = (max: number) =>
 export const memoryLine = (day: string, note: string, source: string): string => `- ${day}: ${note} (source: ${source})`
 
 /**
- * `memory_note`: appends one line dated with the owner's day, with its source, to MEMORY.md (or USER.md for facts about the owner).
- * It never rewrites the file; the owner reads and edits it directly. Side-effecting: the policy and the owner's
- * approval apply, and the edit is a `workspace_edit` audit record.
+ * `memory_note`: appends one line, dated with the owner's day and with its source, to MEMORY.md (or USER.md for
+ * facts about the owner). It never rewrites the file; the owner reads and edits it directly. Side-effecting: the
+ * policy and the owner's approval apply, and the edit is a `workspace_edit` audit record.
  */
 export const makeMemoryNoteTool = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
