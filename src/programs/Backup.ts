@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { BackupError } from "../domain/BackupError.js"
@@ -103,7 +104,11 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
     catch: fail(dest, "Io", "cannot create")
   })
   const file = NodePath.join(dest, backupName(options.now))
-  const temporary = NodePath.join(dest, `.${NodePath.basename(file)}.partial`)
+  // Its own name: two backups of the same minute (the daily one and the owner's) must not write one file.
+  const temporary = NodePath.join(
+    dest,
+    `.${NodePath.basename(file)}.${process.pid}-${NodeCrypto.randomBytes(6).toString("hex")}.partial`
+  )
   const base = NodePath.basename(workspace)
   // What the archive does not hold, said inside it: the note lands in the restored workspace (added last, so
   // it replaces the copy a restored workspace already holds).

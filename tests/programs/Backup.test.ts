@@ -3,6 +3,7 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Logger, LogLevel } from "effect"
 import { execFileSync } from "node:child_process"
+import * as NodeCrypto from "node:crypto"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { makeAuditLogFile } from "../../src/layers/audit/AuditLogFile.js"
@@ -129,6 +130,29 @@ layer(NodeContext.layer)("backup", (it) => {
       const listed = execFileSync("tar", ["tzf", result.file], { encoding: "utf8" }).split("\n")
       assert.include(listed, "home/.state/constitution.json")
       assert.deepStrictEqual(listed.filter((name) => name.endsWith(".tmp")), [])
+    }).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
+
+  it.scoped("two backups in the same minute (the daily one and the owner's) each write a whole archive", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const root = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-backup-" })
+      const workspace = NodePath.join(root, "home")
+      const dest = NodePath.join(root, "backups")
+      NodeFs.mkdirSync(workspace)
+      NodeFs.writeFileSync(NodePath.join(workspace, "SOUL.md"), "# Soul\n")
+      // Incompressible, so that compressing it takes long enough for the two to overlap.
+      NodeFs.writeFileSync(NodePath.join(workspace, "photo.bin"), NodeCrypto.randomBytes(6 * 1024 * 1024))
+      const now = Date.parse("2026-04-22T03:30:00.000Z")
+      const results = yield* Effect.all([backup({ workspace, dest, now }), backup({ workspace, dest, now })], {
+        concurrency: 2
+      })
+      assert.deepStrictEqual(results.map((result) => NodePath.basename(result.file)), [
+        "workspace-20260422-0330.tar.gz",
+        "workspace-20260422-0330.tar.gz"
+      ])
+      const listed = execFileSync("tar", ["tzf", results[0].file], { encoding: "utf8" }).split("\n")
+      assert.includeMembers(listed, ["home/SOUL.md", "home/photo.bin"])
+      assert.deepStrictEqual(NodeFs.readdirSync(dest), ["workspace-20260422-0330.tar.gz"], "no partial file left")
     }).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
 
   it.scoped("refuses a destination inside the workspace", () =>
