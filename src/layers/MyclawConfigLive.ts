@@ -63,6 +63,13 @@ const makeMyclawConfig = (options: { readonly writeExample: boolean }) =>
     const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))
     if (exists) {
       const config = yield* loadConfigFile(file)
+      const { hardCapEur, softCapEur } = config.budget
+      if (softCapEur > hardCapEur) {
+        yield* Effect.logWarning(
+          `${file}: budget.softCapEur (${softCapEur} EUR) is above budget.hardCapEur (${hardCapEur} EUR), so Thoughts ` +
+            "never move to local-fast before the hard cap stops them: set softCapEur below hardCapEur"
+        )
+      }
       return MyclawConfig.of({ config, file, loaded: true })
     }
     if (configured._tag === "Some") {

@@ -117,6 +117,26 @@ describe("MyclawConfigLive", () => {
         }
       }))
 
+    it.scoped("warns when the soft cap is above the hard cap (the default soft cap included)", () =>
+      Effect.gen(function*() {
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message[0] : message))
+        })
+        const file = yield* tempFile(`{"budget": {"hardCapEur": 1}}`)
+        const fs = yield* FileSystem.FileSystem
+        const workspace = yield* makeWorkspace(yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-ws-" }))
+        yield* Effect.provide(MyclawConfig, MyclawConfigLive).pipe(
+          Effect.provideService(Workspace, workspace),
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["MYCLAW_CONFIG", file]]))),
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        )
+        assert.deepStrictEqual(warnings, [
+          `${file}: budget.softCapEur (2 EUR) is above budget.hardCapEur (1 EUR), so Thoughts never move to ` +
+          "local-fast before the hard cap stops them: set softCapEur below hardCapEur"
+        ])
+      }))
+
     it.scoped("fails when MYCLAW_CONFIG names a missing file", () =>
       Effect.gen(function*() {
         const { loaded, workspace } = yield* live({ MYCLAW_CONFIG: "/nonexistent/dir/myclaw.json" })
