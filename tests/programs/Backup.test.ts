@@ -65,17 +65,22 @@ describe("backup retention", () => {
   })
 })
 
+/** A temporary folder holding a workspace `home` with its SOUL.md, and where its backups go (`backups`, not made). */
+const tempWorkspace = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const root = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-backup-" })
+  const workspace = NodePath.join(root, "home")
+  NodeFs.mkdirSync(workspace)
+  NodeFs.writeFileSync(NodePath.join(workspace, "SOUL.md"), "# Soul\n")
+  return { root, workspace, dest: NodePath.join(root, "backups") }
+})
+
 layer(NodeContext.layer)("backup", (it) => {
   it.scoped("writes a tar.gz that plain tar restores, whose audit log verifies clean, and prunes old backups", () =>
     Effect.gen(function*() {
       yield* startAt()
-      const fs = yield* FileSystem.FileSystem
-      const root = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-backup-" })
-      const workspace = NodePath.join(root, "home")
-      const dest = NodePath.join(root, "backups")
+      const { dest, root, workspace } = yield* tempWorkspace
       const keyDir = NodePath.join(root, "keys")
-      NodeFs.mkdirSync(workspace)
-      NodeFs.writeFileSync(NodePath.join(workspace, "SOUL.md"), "# Soul\n")
       const log = yield* makeAuditLogFile({ auditDir: NodePath.join(workspace, ".audit"), keyDir, fsync: "always" })
       yield* appendTraces(log, 12)
       yield* log.append(decision(yield* nowIso, 12, "deny"))
@@ -114,14 +119,10 @@ layer(NodeContext.layer)("backup", (it) => {
 
   it.scoped("leaves out the temporary files an atomic write left behind when its process died", () =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const root = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-backup-" })
-      const workspace = NodePath.join(root, "home")
-      const dest = NodePath.join(root, "backups")
+      const { dest, workspace } = yield* tempWorkspace
       for (const dir of [".state", ".audit/traces"]) {
         NodeFs.mkdirSync(NodePath.join(workspace, dir), { recursive: true })
       }
-      NodeFs.writeFileSync(NodePath.join(workspace, "SOUL.md"), "# Soul\n")
       NodeFs.writeFileSync(NodePath.join(workspace, ".state", "constitution.json"), "{}")
       NodeFs.writeFileSync(NodePath.join(workspace, ".state", "constitution.json.4242.tmp"), "{")
       NodeFs.writeFileSync(NodePath.join(workspace, ".audit", "traces", "recent.json.4242.tmp"), "{")
@@ -134,12 +135,7 @@ layer(NodeContext.layer)("backup", (it) => {
 
   it.scoped("two backups in the same minute (the daily one and the owner's) each write a whole archive", () =>
     Effect.gen(function*() {
-      const fs = yield* FileSystem.FileSystem
-      const root = yield* fs.makeTempDirectoryScoped({ prefix: "myclaw-backup-" })
-      const workspace = NodePath.join(root, "home")
-      const dest = NodePath.join(root, "backups")
-      NodeFs.mkdirSync(workspace)
-      NodeFs.writeFileSync(NodePath.join(workspace, "SOUL.md"), "# Soul\n")
+      const { dest, workspace } = yield* tempWorkspace
       // Incompressible, so that compressing it takes long enough for the two to overlap.
       NodeFs.writeFileSync(NodePath.join(workspace, "photo.bin"), NodeCrypto.randomBytes(6 * 1024 * 1024))
       const now = Date.parse("2026-04-22T03:30:00.000Z")
