@@ -1,6 +1,7 @@
 import { Clock, Effect } from "effect"
 import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
+import { OWNER_FILE, OWNER_FOLDER } from "../domain/OwnerOnly.js"
 import { sha256Hex } from "../domain/Sha256.js"
 import { lineDiff } from "../domain/Text.js"
 import { isoAt } from "../domain/Time.js"
@@ -34,9 +35,9 @@ export const makeConstitutionWatch = (root: string, audit: AuditLog["Type"]) =>
 
     const remember = (next: Known) =>
       Effect.tryPromise(async () => {
-        await NodeFs.mkdir(NodePath.dirname(stateFile), { recursive: true })
+        await NodeFs.mkdir(NodePath.dirname(stateFile), { recursive: true, mode: OWNER_FOLDER })
         const temp = `${stateFile}.${process.pid}.tmp`
-        await NodeFs.writeFile(temp, JSON.stringify(next))
+        await NodeFs.writeFile(temp, JSON.stringify(next), { mode: OWNER_FILE })
         await NodeFs.rename(temp, stateFile)
       }).pipe(
         Effect.tap(() => Effect.sync(() => known = next)),

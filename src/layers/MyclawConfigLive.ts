@@ -4,6 +4,7 @@ import * as NodePath from "node:path"
 import { AppConfig, decodeAppConfig } from "../domain/AppConfig.js"
 import { configProblems, jsonSyntaxPosition } from "../domain/ConfigProblems.js"
 import { ConfigFileError, messageOf } from "../domain/Errors.js"
+import { OWNER_FILE } from "../domain/OwnerOnly.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
 import { exampleConfig, exampleScript } from "./workspace/WorkspaceDefaults.js"
@@ -82,10 +83,13 @@ const makeMyclawConfig = (options: { readonly writeExample: boolean }) =>
     if (!options.writeExample) return MyclawConfig.of({ config: AppConfig.make({}), file, loaded: false })
     const example = NodePath.join(workspace.root, "myclaw.example.json")
     if (!(yield* fs.exists(example).pipe(Effect.orElseSucceed(() => false)))) {
-      yield* fs.writeFileString(example, JSON.stringify(exampleConfig, null, 2) + "\n").pipe(Effect.ignoreLogged)
+      yield* fs.writeFileString(example, JSON.stringify(exampleConfig, null, 2) + "\n", { mode: OWNER_FILE }).pipe(
+        Effect.ignoreLogged
+      )
       yield* fs.writeFileString(
         NodePath.join(workspace.root, "example-script.json"),
-        JSON.stringify(exampleScript, null, 2) + "\n"
+        JSON.stringify(exampleScript, null, 2) + "\n",
+        { mode: OWNER_FILE }
       )
         .pipe(Effect.ignoreLogged)
     }

@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import { BackupError } from "../domain/BackupError.js"
 import { messageOf } from "../domain/Errors.js"
 import { syncPath } from "../domain/FileSync.js"
+import { OWNER_FILE, OWNER_FOLDER } from "../domain/OwnerOnly.js"
 import { isInside } from "../domain/Paths.js"
 
 /**
@@ -100,7 +101,7 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
   const fail = (path: string, reason: BackupError["reason"], what: string) => (error: unknown) =>
     new BackupError({ path, reason, message: `${what}: ${messageOf(error)}`, cause: error })
   yield* Effect.tryPromise({
-    try: () => NodeFs.mkdir(dest, { recursive: true }),
+    try: () => NodeFs.mkdir(dest, { recursive: true, mode: OWNER_FOLDER }),
     catch: fail(dest, "Io", "cannot create")
   })
   const file = NodePath.join(dest, backupName(options.now))
@@ -116,33 +117,43 @@ export const backup = Effect.fn("Backup.run")(function*(options: {
     try: async () => {
       const dir = await NodeFs.mkdtemp(NodePath.join(dest, ".backup-notes-"))
       await NodeFs.mkdir(NodePath.join(dir, base))
-      await NodeFs.writeFile(NodePath.join(dir, base, BACKUP_NOTE), backupNote)
+      await NodeFs.writeFile(NodePath.join(dir, base, BACKUP_NOTE), backupNote, { mode: OWNER_FILE })
       return dir
     },
     catch: fail(dest, "Io", "cannot write the backup's note")
   })
+  const removeTemporary = Effect.promise(() => NodeFs.rm(temporary, { force: true }))
+  // The archive holds the audit log, the traces and the state: made owner-only before tar writes into it (tar
+  // keeps the mode of the file it truncates), not left to the umask.
   const result = yield* Effect.tryPromise({
-    try: () =>
-      run("tar", [
-        "-czf",
-        temporary,
-        "--no-wildcards",
-        ...LEFT_OUT.map((path) => `--exclude=${base}/${path}`),
-        "--wildcards",
-        ...LEFT_OUT_NAMES.map((pattern) => `--exclude=${pattern}`),
-        "--no-wildcards",
-        "-C",
-        NodePath.dirname(workspace),
-        base,
-        "-C",
-        notes,
-        `${base}/${BACKUP_NOTE}`
-      ]),
-    catch: fail(file, "Tar", "cannot run tar")
-  }).pipe(Effect.ensuring(Effect.promise(() => NodeFs.rm(notes, { recursive: true, force: true }))))
+    try: () => NodeFs.open(temporary, "wx", OWNER_FILE).then((handle) => handle.close()),
+    catch: fail(file, "Io", "cannot create the archive")
+  }).pipe(
+    Effect.zipRight(Effect.tryPromise({
+      try: () =>
+        run("tar", [
+          "-czf",
+          temporary,
+          "--no-wildcards",
+          ...LEFT_OUT.map((path) => `--exclude=${base}/${path}`),
+          "--wildcards",
+          ...LEFT_OUT_NAMES.map((pattern) => `--exclude=${pattern}`),
+          "--no-wildcards",
+          "-C",
+          NodePath.dirname(workspace),
+          base,
+          "-C",
+          notes,
+          `${base}/${BACKUP_NOTE}`
+        ]),
+      catch: fail(file, "Tar", "cannot run tar")
+    })),
+    Effect.tapError(() => removeTemporary),
+    Effect.ensuring(Effect.promise(() => NodeFs.rm(notes, { recursive: true, force: true })))
+  )
   // GNU tar exits 1 when a file grew while it was read (the live audit log): the archive is still whole.
   if (result.code !== 0 && !(result.code === 1 && /file changed as we read it/.test(result.stderr))) {
-    yield* Effect.promise(() => NodeFs.rm(temporary, { force: true }))
+    yield* removeTemporary
     return yield* new BackupError({
       path: file,
       reason: "Tar",

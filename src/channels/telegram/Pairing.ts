@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import * as NodePath from "node:path"
+import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import { Workspace } from "../../services/Workspace.js"
 
 /** Owners paired with a one-time code, kept in the workspace so that a restart keeps them. */
@@ -54,8 +55,8 @@ export const makePairing = (configuredOwners: ReadonlyArray<number>) =>
         }
         code = undefined
         paired.push(userId)
-        yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(
-          Effect.zipRight(fs.writeFileString(file, JSON.stringify({ paired }) + "\n", { mode: 0o600 })),
+        yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true, mode: OWNER_FOLDER }).pipe(
+          Effect.zipRight(fs.writeFileString(file, JSON.stringify({ paired }) + "\n", { mode: OWNER_FILE })),
           Effect.catchAll((error) => Effect.logError(`telegram: cannot keep the paired owner in ${file}`, error))
         )
         return true

@@ -5,6 +5,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Cause, Effect, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf, WorkspaceError } from "../../domain/Errors.js"
+import { OWNER_FOLDER, ownerOnlyDatabase } from "../../domain/OwnerOnly.js"
 import { Workspace } from "../../services/Workspace.js"
 import * as Compose from "../Compose.js"
 import { migrateRecord } from "../SqlMigrations.js"
@@ -118,7 +119,7 @@ export const ApprovalsStoreSqlite = (file: string) =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
-      yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true })
+      yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true, mode: OWNER_FOLDER })
       const unreadable = (cause: Cause.Cause<unknown>) =>
         new WorkspaceError({
           path: file,
@@ -130,7 +131,8 @@ export const ApprovalsStoreSqlite = (file: string) =>
       // A file SQLite cannot read fails here, naming it, instead of in the middle of the first approval.
       const probe = Layer.effectDiscard(
         Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT count(*) FROM sqlite_master`).pipe(
-          Effect.catchAllCause((cause) => Effect.fail(unreadable(cause)))
+          Effect.catchAllCause((cause) => Effect.fail(unreadable(cause))),
+          Effect.zipRight(Effect.promise(() => ownerOnlyDatabase(file)))
         )
       )
       return probe.pipe(

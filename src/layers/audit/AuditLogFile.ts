@@ -3,6 +3,7 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { type AuditRecord, decodeAuditRecord, isExactAuditRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
+import { OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import { isInside } from "../../domain/Paths.js"
 import { withSpanWhenTraced } from "../../programs/Spans.js"
 import { AuditLog, type AuditQuery } from "../../services/AuditLog.js"
@@ -52,7 +53,7 @@ export const makeAuditLogFile = (options: AuditLogFileOptions) =>
       })
     }
     yield* Effect.tryPromise({
-      try: () => NodeFs.mkdir(auditDir, { recursive: true }),
+      try: () => NodeFs.mkdir(auditDir, { recursive: true, mode: OWNER_FOLDER }),
       catch: (error) =>
         new AuditError({
           path: auditDir,

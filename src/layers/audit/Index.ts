@@ -8,6 +8,7 @@ import { matchesQuery } from "../../domain/AuditQuery.js"
 import { decodeAuditRecord, isExactSealedRecord, Sealed, type SealedRecord } from "../../domain/AuditRecord.js"
 import { AuditError, messageOf } from "../../domain/Errors.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { ownerOnlyDatabase } from "../../domain/OwnerOnly.js"
 import { type AuditFile, forEachLine, joinPath, listChains } from "./Lines.js"
 import { parseLine, sha256 } from "./Seal.js"
 
@@ -127,8 +128,7 @@ export const makeAuditIndex = (options: { readonly auditDir: string; readonly db
       )
     )
     // The index holds the records themselves: as private as the audit files.
-    const privately = (suffix: string) => NodeFs.chmod(options.dbFile + suffix, 0o600).catch(() => undefined)
-    yield* Effect.promise(() => Promise.all(["", "-wal", "-shm"].map(privately)))
+    yield* Effect.promise(() => ownerOnlyDatabase(options.dbFile))
 
     /** Whether the indexed prefix of a plain file is still what the file holds (same last indexed line). */
     const prefixIntact = async (path: string, row: FileRow, size: number) => {

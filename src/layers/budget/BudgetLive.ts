@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import type { AppConfig } from "../../domain/AppConfig.js"
 import { type BudgetDay, type BudgetSettings, freshDay } from "../../domain/BudgetLedger.js"
 import { BudgetStoreError, messageOf } from "../../domain/Errors.js"
+import { OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import { withShippedPrices } from "../../domain/ShippedPrices.js"
 import { isoAt, localDay } from "../../domain/Time.js"
 import { AuditLog } from "../../services/AuditLog.js"
@@ -163,7 +164,7 @@ export const BudgetLive = Layer.scoped(
     yield* io(
       files.database,
       "cannot create its folder",
-      () => NodeFs.mkdir(NodePath.dirname(files.database), { recursive: true })
+      () => NodeFs.mkdir(NodePath.dirname(files.database), { recursive: true, mode: OWNER_FOLDER })
     )
     let opened = yield* openBudgetDatabase(files.database, { readonly: false }, scope)
     let why: string | null = null

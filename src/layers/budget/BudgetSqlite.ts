@@ -6,6 +6,7 @@ import type { BudgetDay, BudgetState, HeldReservation } from "../../domain/Budge
 import { freshDay } from "../../domain/BudgetLedger.js"
 import { BudgetStoreError, messageOf } from "../../domain/Errors.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { ownerOnlyDatabase } from "../../domain/OwnerOnly.js"
 import { makeSqliteDirect, type SqliteDirect } from "../SqliteDirect.js"
 import type { BudgetStore } from "./BudgetCore.js"
 
@@ -93,6 +94,7 @@ export const openBudgetDatabase = (file: string, options: { readonly readonly: b
       yield* sql`PRAGMA journal_mode = PERSIST`.pipe(
         Effect.mapError((error) => storeError(file, "cannot set its journal mode")(error))
       )
+      yield* Effect.promise(() => ownerOnlyDatabase(file))
     }
     const direct = yield* makeSqliteDirect.pipe(
       Effect.provideService(SqlClient.SqlClient, sql),

@@ -8,6 +8,7 @@ import { canonicalJson } from "../../domain/ArgsHash.js"
 import { CachedPlan, PlanAnswer } from "../../domain/CachedPlan.js"
 import { messageOf } from "../../domain/Errors.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { OWNER_FOLDER, ownerOnlyDatabase } from "../../domain/OwnerOnly.js"
 import { Plan } from "../../domain/Plan.js"
 import { PlanCacheError } from "../../domain/PlanCacheError.js"
 import { sha256Hex } from "../../domain/Sha256.js"
@@ -144,11 +145,14 @@ export const PlanCacheSqlite = Layer.scoped(
     const file = NodePath.join(workspace.root, ".state", "plans.sqlite")
     const failed = (error: unknown) =>
       new PlanCacheError({ path: file, message: `the plan cache cannot be opened: ${messageOf(error)}` })
-    yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(Effect.mapError(failed))
+    yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true, mode: OWNER_FOLDER }).pipe(
+      Effect.mapError(failed)
+    )
     const client = yield* SqliteClient.make({ filename: file }).pipe(
       Effect.provide(Reactivity.layer),
       Effect.mapError(failed)
     )
+    yield* Effect.promise(() => ownerOnlyDatabase(file))
     return yield* makePlanCache(file, config.traces.fsync).pipe(
       Effect.provideService(SqlClient.SqlClient, client),
       Effect.provideService(SqliteClient.SqliteClient, client)

@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
 import { syncPath } from "../../domain/FileSync.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import { SecretError } from "../../domain/SecretError.js"
 
 /**
@@ -127,7 +128,7 @@ export const writeSecretFile = (file: string, document: SecretDocument, name: st
   Effect.tryPromise({
     try: async () => {
       const dir = NodePath.dirname(file)
-      await NodeFs.mkdir(dir, { recursive: true })
+      await NodeFs.mkdir(dir, { recursive: true, mode: OWNER_FOLDER })
       const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`
       const handle = await NodeFs.open(temporary, "wx", 0o600)
       try {

@@ -6,6 +6,7 @@ import { Cause, Clock, Effect, Exit, Layer, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { messageOf } from "../../domain/Errors.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { OWNER_FOLDER, ownerOnlyDatabase } from "../../domain/OwnerOnly.js"
 import {
   channelKind,
   forbidden,
@@ -373,8 +374,10 @@ export const SessionsSqliteAt = (file: string, fsync: "always" | "batch" = "alwa
     Compose.provide(Layer.unwrapEffect(
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem
-        yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true }).pipe(Effect.orDie)
-        return SqliteClient.layer({ filename: file })
+        yield* fs.makeDirectory(NodePath.dirname(file), { recursive: true, mode: OWNER_FOLDER }).pipe(Effect.orDie)
+        return Layer.effectDiscard(Effect.promise(() => ownerOnlyDatabase(file))).pipe(
+          Compose.provideMerge(SqliteClient.layer({ filename: file }))
+        )
       })
     ))
   )

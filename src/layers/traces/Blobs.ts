@@ -3,6 +3,7 @@ import * as NodeFs from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
+import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import { sha256Hex } from "../../domain/Sha256.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
 
@@ -28,9 +29,9 @@ const putBlob = (dir: string, content: string, sync: boolean) =>
       const file = blobFile(dir, sha256)
       const exists = await NodeFs.stat(file).then(() => true, () => false)
       if (!exists) {
-        await NodeFs.mkdir(NodePath.dirname(file), { recursive: true })
+        await NodeFs.mkdir(NodePath.dirname(file), { recursive: true, mode: OWNER_FOLDER })
         const temp = `${file}.${process.pid}.tmp`
-        const handle = await NodeFs.open(temp, "w", 0o600)
+        const handle = await NodeFs.open(temp, "w", OWNER_FILE)
         try {
           await handle.writeFile(content)
           if (sync) await handle.datasync()

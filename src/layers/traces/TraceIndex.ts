@@ -5,6 +5,7 @@ import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { exactCheck } from "../../domain/ExactCheck.js"
 import { decodeTrace, type ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import {
   ListedFields,
   listingOf,
@@ -130,9 +131,9 @@ const readIndex = (path: string): Effect.Effect<IndexFile | undefined> =>
 const writeIndex = (path: string, index: IndexFile) =>
   Effect.tryPromise({
     try: async () => {
-      await NodeFs.promises.mkdir(NodePath.dirname(path), { recursive: true })
+      await NodeFs.promises.mkdir(NodePath.dirname(path), { recursive: true, mode: OWNER_FOLDER })
       const temp = `${path}.${process.pid}.tmp`
-      await NodeFs.promises.writeFile(temp, encodeIndex(index))
+      await NodeFs.promises.writeFile(temp, encodeIndex(index), { mode: OWNER_FILE })
       await NodeFs.promises.rename(temp, path)
     },
     catch: ioError(path, "cannot write the trace index")

@@ -4,6 +4,7 @@ import * as NodePath from "node:path"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { TraceStore } from "../../services/TraceStore.js"
 import { Workspace } from "../../services/Workspace.js"
@@ -43,7 +44,7 @@ const SYNC_INTERVAL = "200 millis"
 export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
   Effect.gen(function*() {
     yield* Effect.tryPromise({
-      try: () => NodeFs.mkdir(dir, { recursive: true }),
+      try: () => NodeFs.mkdir(dir, { recursive: true, mode: OWNER_FOLDER }),
       catch: ioError(dir)
     })
     const handles = new Map<string, NodeFs.FileHandle>()
@@ -85,7 +86,12 @@ export const makeTraceStoreFile = (dir: string, fsync: "always" | "batch") =>
         )
       }
       const handle = yield* Effect.tryPromise({
-        try: () => NodeFs.open(file, "a"),
+        try: async () => {
+          const opened = await NodeFs.open(file, "a", OWNER_FILE)
+          // A month an earlier version began with the umask's mode.
+          await opened.chmod(OWNER_FILE).catch(() => undefined)
+          return opened
+        },
         catch: ioError(file, "cannot open the traces")
       })
       handles.set(file, handle)
@@ -233,7 +239,7 @@ export const repairTornTail = (file: string) =>
         }
         const fragment = Buffer.alloc(size - cut)
         await handle.read(fragment, 0, fragment.length, cut)
-        await NodeFs.appendFile(`${file}.torn`, Buffer.concat([fragment, Buffer.from("\n")]))
+        await NodeFs.appendFile(`${file}.torn`, Buffer.concat([fragment, Buffer.from("\n")]), { mode: OWNER_FILE })
         await handle.truncate(cut)
         await handle.datasync()
         return fragment.length

@@ -3,6 +3,7 @@ import { Config, Effect, Either, Layer } from "effect"
 import * as NodeFsPromises from "node:fs/promises"
 import * as NodePath from "node:path"
 import { messageOf, PathEscapeError, WorkspaceError } from "../../domain/Errors.js"
+import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import { isInside, relativeInside } from "../../domain/Paths.js"
 import { tempFileWriter } from "../../domain/TempFiles.js"
 import { Workspace } from "../../services/Workspace.js"
@@ -71,7 +72,10 @@ export const makeWorkspace = (home: string, options: { readonly create: boolean 
         })
       }
     } else {
-      yield* fs.makeDirectory(NodePath.join(home, ".audit"), { recursive: true }).pipe(Effect.mapError(fail(home)))
+      // A workspace made here is the owner's alone, and so is all it holds.
+      yield* fs.makeDirectory(NodePath.join(home, ".audit"), { recursive: true, mode: OWNER_FOLDER }).pipe(
+        Effect.mapError(fail(home))
+      )
     }
     const root = yield* fs.realPath(home).pipe(Effect.mapError(fail(home)))
     if (options.create) {
@@ -96,7 +100,7 @@ export const makeWorkspace = (home: string, options: { readonly create: boolean 
     for (const [name, content] of options.create ? defaultWorkspaceFiles : []) {
       const file = NodePath.join(root, name)
       if (!(yield* fs.exists(file).pipe(Effect.mapError(fail(file))))) {
-        yield* fs.writeFileString(file, content).pipe(Effect.mapError(fail(file)))
+        yield* fs.writeFileString(file, content, { mode: OWNER_FILE }).pipe(Effect.mapError(fail(file)))
         yield* Effect.logInfo(`created ${file}`)
       }
     }

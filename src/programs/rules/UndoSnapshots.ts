@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import { Workspace } from "../../services/Workspace.js"
 
 /** What a file held before a turn first wrote it: `content` null when it was too large to keep. */
@@ -37,9 +38,10 @@ export const keepForUndo = Effect.fnUntraced(function*(traceId: string, target: 
   }
   const file = fileOf(workspace.root, traceId)
   const dir = NodePath.dirname(file)
-  yield* fs.makeDirectory(dir, { recursive: true })
+  yield* fs.makeDirectory(dir, { recursive: true, mode: OWNER_FOLDER })
   const firstOfTurn = !(yield* fs.exists(file))
-  yield* fs.writeFileString(file, `${JSON.stringify(snapshot)}\n`, { flag: "a" })
+  // A copy of the owner's file, kept as privately as the traces whatever the file's own mode.
+  yield* fs.writeFileString(file, `${JSON.stringify(snapshot)}\n`, { flag: "a", mode: OWNER_FILE })
   if (firstOfTurn) yield* prune(dir)
 }, (effect, _traceId, target) =>
   Effect.catchAll(
