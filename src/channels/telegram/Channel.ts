@@ -5,6 +5,7 @@ import * as NodePath from "node:path"
 import { renderBudget } from "../../cli/BudgetCommand.js"
 import { messageOf } from "../../domain/Errors.js"
 import { INBOX_DIR } from "../../domain/Inbox.js"
+import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import type { TelegramConfig } from "../../domain/TelegramConfig.js"
 import { sanitizeFileName, splitMessage } from "../../domain/TelegramText.js"
 import { dailyDigest } from "../../programs/Digest.js"
@@ -331,18 +332,21 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         catch: (error) => new TelegramError({ reason: "Network", method: "download", message: messageOf(error) })
       })
 
-    /** Saves under inbox/ with a free name (`name`, `name-1`, ...); the workspace-relative path. */
+    /**
+     * Saves under inbox/ with a free name (`name`, `name-1`, ...); the workspace-relative path. What the owner sent
+     * in a private chat is kept as privately.
+     */
     const saveInInbox = (name: string, bytes: Uint8Array) =>
       Effect.gen(function*() {
         const folder = NodePath.join(workspace.root, INBOX_DIR)
-        yield* fs.makeDirectory(folder, { recursive: true })
+        yield* fs.makeDirectory(folder, { recursive: true, mode: OWNER_FOLDER })
         const ext = NodePath.extname(name)
         const stem = name.slice(0, name.length - ext.length)
         for (let n = 0;; n++) {
           const candidate = n === 0 ? name : `${stem}-${n}${ext}`
           const path = NodePath.join(folder, candidate)
           if (!(yield* fs.exists(path))) {
-            yield* fs.writeFile(path, bytes, { flag: "wx" })
+            yield* fs.writeFile(path, bytes, { flag: "wx", mode: OWNER_FILE })
             return `${INBOX_DIR}/${candidate}`
           }
         }

@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
 import { Workspace } from "../../../src/services/Workspace.js"
 import { probeTools } from "../../contract/fixtures.js"
@@ -36,6 +38,10 @@ describe("Telegram channel: files", () => {
       const question = yield* fake.awaitCall((call) => call.method === "sendMessage" && hasButtons(call))
       assert.include(textOf(question.payload), "untrusted content from: file:inbox/Report _draft_.txt")
       assert.strictEqual(yield* probeTools.read(yield* Workspace, "inbox/Report _draft_.txt"), content)
+      // What the owner sent in a private chat is kept owner-only, whatever the umask.
+      const inbox = NodePath.join((yield* Workspace).root, "inbox")
+      assert.strictEqual(NodeFs.statSync(inbox).mode & 0o777, 0o700)
+      assert.strictEqual(NodeFs.statSync(NodePath.join(inbox, "Report _draft_.txt")).mode & 0o777, 0o600)
       const messageId = 1000 + fake.sent("sendMessage").indexOf(question)
       const deny = `ap:${/ap:([0-9a-f]+):n/.exec(JSON.stringify(question.payload.reply_markup))![1]}:n`
       fake.push(buttonPress(OWNER, deny, messageId))
