@@ -6,7 +6,9 @@ const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xd
 /**
  * `text` cut into messages of at most `limit` code units, in order, losing nothing: each cut at the last paragraph
  * break, else line break, else space in the second half of the window, else at the limit (never inside a
- * surrogate pair). An empty text is one placeholder message (Telegram refuses empty ones).
+ * surrogate pair). Telegram refuses a message that is blank once trimmed, and trims the others: a part that is only
+ * whitespace (a long run of blank lines) is left out, which loses nothing shown, and an empty text is one placeholder
+ * message.
  */
 export const splitMessage = (text: string, limit: number = TELEGRAM_TEXT_LIMIT): ReadonlyArray<string> => {
   if (text.trim() === "") return ["(empty answer)"]
@@ -24,10 +26,11 @@ export const splitMessage = (text: string, limit: number = TELEGRAM_TEXT_LIMIT):
       }
     }
     if (cut < 0) cut = isHighSurrogate(rest.charCodeAt(limit - 1)) ? limit - 1 : limit
-    parts.push(rest.slice(0, cut))
+    const part = rest.slice(0, cut)
+    if (part.trim() !== "") parts.push(part)
     rest = rest.slice(cut)
   }
-  if (rest !== "") parts.push(rest)
+  if (rest.trim() !== "") parts.push(rest)
   return parts
 }
 

@@ -16,6 +16,12 @@ describe("splitMessage", () => {
     assert.strictEqual(parts[0], `${"x".repeat(3000)}\n`)
   })
 
+  it("leaves out a part that is only whitespace: Telegram refuses it, and shows nothing of it", () => {
+    const parts = splitMessage(`first${"\n".repeat(10_000)}second${" ".repeat(5000)}`)
+    assert.isTrue(parts.every((part) => part.trim() !== "" && part.length <= TELEGRAM_TEXT_LIMIT))
+    assert.deepStrictEqual(parts.map((part) => part.trim()), ["first", "second"])
+  })
+
   it("never cuts a surrogate pair when it must cut inside a word", () => {
     const text = `${"a".repeat(4095)}😀${"b".repeat(10)}`
     const parts = splitMessage(text)

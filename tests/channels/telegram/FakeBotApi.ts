@@ -153,6 +153,15 @@ export const FakeBotApi = Effect.acquireRelease(
         for (const listener of listeners.slice()) listener()
         const failure = failures.get(method)?.shift()
         if (failure !== undefined) return json(res, failure.status, failure.body)
+        // The Bot API's own checks of a text: blank once trimmed, or over 4096 characters, is refused.
+        if ((method === "sendMessage" || method === "editMessageText") && typeof payload.text === "string") {
+          if (payload.text.trim() === "") {
+            return json(res, 400, { ok: false, error_code: 400, description: "Bad Request: message text is empty" })
+          }
+          if (payload.text.length > 4096) {
+            return json(res, 400, { ok: false, error_code: 400, description: "Bad Request: message is too long" })
+          }
+        }
         if (method === "getUpdates") {
           const offset = typeof payload.offset === "number" ? payload.offset : 0
           if (fake.stallGetUpdates) return // held until the client gives up or the server closes

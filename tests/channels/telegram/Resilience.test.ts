@@ -30,6 +30,18 @@ describe("Telegram channel: long answers, rate limits, failures", () => {
       assert.strictEqual(parts[1], "b".repeat(1998))
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: long }] }))))
 
+  const gap = `first${"\n".repeat(10_000)}second`
+  it.scoped("a long run of blank lines (a model stuck on newlines) sends no blank message, and loses no text", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "two things"))
+      yield* fake.awaitCall((call) => call.method === "sendMessage" && textOf(call.payload).includes("second"))
+      const parts = fake.sent("sendMessage").map((call) => textOf(call.payload))
+      assert.isTrue(parts.every((part) => part.trim() !== "" && part.length <= 4096))
+      assert.strictEqual(parts.join("").replaceAll("\n", ""), "firstsecond")
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: gap }] }))))
+
   const huge = Array.from({ length: 25 }, (_, i) => `${String(i).padStart(2, "0")}${"x".repeat(4000)}`).join("\n\n")
   it.scoped("sends to one chat are paced: a burst of 20 (the typing action included), then one a second", () =>
     Effect.gen(function*() {
