@@ -2,6 +2,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Console, Effect, Either } from "effect"
 import * as NodePath from "node:path"
 import type { AuditKind, SealedRecord } from "../domain/AuditRecord.js"
+import { cutAt } from "../domain/Text.js"
 import { isoAt } from "../domain/Time.js"
 import { auditKeyDir } from "../layers/audit/AuditLogFile.js"
 import { deriveKey, epochOf, makeKeyStore, parseKeyFile } from "../layers/audit/Keys.js"
@@ -127,7 +128,7 @@ export const auditResume = (options: { readonly seedFile: string }) =>
 const summaryOf = (record: SealedRecord): string => {
   switch (record.kind) {
     case "trace":
-      return `${record.outcome}: ${JSON.stringify(record.user_message.slice(0, 60))}`
+      return `${record.outcome}: ${JSON.stringify(cutAt(record.user_message, 60))}`
     case "approval":
       return `${record.event} ${record.tool_name} ${record.effect_class}` +
         (record.granted === null ? "" : record.granted ? " granted" : " denied")

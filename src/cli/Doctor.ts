@@ -2,6 +2,7 @@ import { Clock, Console, Duration, Effect } from "effect"
 import { llmTimeout } from "../domain/Errors.js"
 import type { Tier } from "../domain/ExecutionTrace.js"
 import type { LlmRequest } from "../domain/LlmTypes.js"
+import { cutAt } from "../domain/Text.js"
 import { buildTierProviders } from "../layers/llm/LlmLive.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { Workspace } from "../services/Workspace.js"
@@ -48,7 +49,7 @@ export const doctor = Effect.gen(function*() {
         const { model, text, usage } = result.right
         yield* Console.log(
           `${label} ok      model ${model} · ${ms} ms · ${usage.input} tokens in, ${usage.output} out · said ${
-            JSON.stringify(text.slice(0, 40))
+            JSON.stringify(cutAt(text, 40))
           }`
         )
       } else {

@@ -1,5 +1,21 @@
-/** At most `max` characters of `text`, an ellipsis marking a cut. */
-export const truncateEnd = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max)}…`
+/**
+ * The first `max` UTF-16 code units of `text`, one fewer when the cut would split a surrogate pair (an emoji): half
+ * of one is not text, and a strict reader (a provider's JSON parser, Telegram) refuses the whole message for it.
+ */
+export const cutAt = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  const last = text.charCodeAt(max - 1)
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max)
+}
+
+/** At most `max` characters of `text`, an ellipsis marking a cut (never inside a surrogate pair). */
+export const truncateEnd = (text: string, max: number): string => text.length <= max ? text : `${cutAt(text, max)}…`
+
+/**
+ * `text` with any lone surrogate as U+FFFD. What a model is sent must be well-formed: the providers refuse a body
+ * holding one ("no low surrogate in string"), and it may come from anywhere text is cut or decoded carelessly.
+ */
+export const wellFormed = (text: string): string => text.isWellFormed() ? text : text.toWellFormed()
 
 /**
  * The lines that differ between two texts, as `-` (before) and `+` (after) lines around an `@@ line N` header:

@@ -1,6 +1,7 @@
 import { Cause, Effect, Either, Layer } from "effect"
 import { ToolExecutionError } from "../../domain/Errors.js"
 import type { LlmToolSpec } from "../../domain/LlmTypes.js"
+import { cutAt } from "../../domain/Text.js"
 import { type PreparedCall, rejectionOf, type Tool, type ToolFailure, type ToolOutput } from "../../domain/Tool.js"
 import type { ToolCall, ToolResult } from "../../domain/ToolCall.js"
 import { describeParseError, describeSchema, nearest, parametersJsonSchema } from "../../domain/ToolValidation.js"
@@ -65,7 +66,7 @@ export const makeToolRegistry = (tools: ReadonlyArray<Tool>) =>
       const tool = byName.get(call.name)
       if (tool === undefined) return unknownTool(call)
       if (call.raw_arguments !== undefined) {
-        const excerpt = call.raw_arguments.length > 80 ? `${call.raw_arguments.slice(0, 77)}...` : call.raw_arguments
+        const excerpt = call.raw_arguments.length > 80 ? `${cutAt(call.raw_arguments, 77)}...` : call.raw_arguments
         return schemaError(call, [`- Arguments: not valid JSON: ${JSON.stringify(excerpt)}`])
       }
       const prepared = tool.prepare(call.args)

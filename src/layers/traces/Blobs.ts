@@ -5,6 +5,7 @@ import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import { sha256Hex } from "../../domain/Sha256.js"
+import { cutAt } from "../../domain/Text.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
 
 /** A tool result larger than this (in UTF-8 bytes) is stored aside, so that a trace line stays small. */
@@ -78,7 +79,7 @@ export const storeAside = (dir: string, trace: ExecutionTrace, sync: boolean) =>
       ? Effect.succeed(result)
       : Effect.map(putBlob(dir, result.content, sync), (aside): ToolResult => ({
         ...result,
-        content: `${result.content.slice(0, HEAD_CHARS)}\n[... ${aside.bytes} bytes in all, stored in ` +
+        content: `${cutAt(result.content, HEAD_CHARS)}\n[... ${aside.bytes} bytes in all, stored in ` +
           `${BLOBS_DIR}/${aside.sha256}]`,
         aside
       })))

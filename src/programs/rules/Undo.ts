@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import { type ExecutionTrace, pathOf } from "../../domain/ExecutionTrace.js"
+import { cutAt } from "../../domain/Text.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
@@ -81,4 +82,4 @@ export const undo = (input: TurnInput, traceId: string) =>
     Effect.catchTag("TraceStoreError", (error) => Effect.succeed(answer(`Not undone: ${error.message}`)))
   )
 
-const describe = (trace: ExecutionTrace): string => `${trace.trace_id} ("${trace.user_message.slice(0, 60)}")`
+const describe = (trace: ExecutionTrace): string => `${trace.trace_id} ("${cutAt(trace.user_message, 60)}")`

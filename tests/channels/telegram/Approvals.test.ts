@@ -111,6 +111,26 @@ describe("Telegram channel: approvals with inline buttons", () => {
       assert.deepStrictEqual(answers(fake), ["✅ Approved once"])
     }).pipe(Effect.provide(telegramGraph({ script: writeScript }))))
 
+  // The arguments are shown up to 1,500 characters: here an emoji straddles that cut.
+  const argsPrefix = JSON.stringify({ path: "notes/a.md", content: "" }).length - 2
+  const emojiContent = `${"x".repeat(1499 - argsPrefix)}${"😀".repeat(50)}`
+  it.scoped("arguments cut in the middle of an emoji are still asked about (Telegram refuses half of one)", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "write it"))
+      const { call, messageId } = yield* question(fake)
+      assert.isTrue(textOf(call.payload).isWellFormed())
+      assert.include(textOf(call.payload), `${"x".repeat(20)}…`)
+      fake.push(buttonPress(OWNER, button(call, "Approve"), messageId))
+      yield* fake.awaitCall((c) => c.method === "sendMessage" && textOf(c.payload) === "written")
+      assert.strictEqual(yield* probeTools.read(yield* Workspace, "notes/a.md"), emojiContent)
+    }).pipe(Effect.provide(telegramGraph({
+      script: [{ toolCalls: [{ name: "fs_write", args: { path: "notes/a.md", content: emojiContent } }] }, {
+        text: "written"
+      }]
+    }))))
+
   it.scoped("a press from another user, or on an old request, answers \"expired\" and changes nothing", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi

@@ -153,8 +153,16 @@ export const FakeBotApi = Effect.acquireRelease(
         for (const listener of listeners.slice()) listener()
         const failure = failures.get(method)?.shift()
         if (failure !== undefined) return json(res, failure.status, failure.body)
-        // The Bot API's own checks of a text: blank once trimmed, or over 4096 characters, is refused.
+        // The Bot API's own checks of a text: blank once trimmed, over 4096 characters, or holding half of a
+        // surrogate pair (not UTF-8 once decoded), is refused.
         if ((method === "sendMessage" || method === "editMessageText") && typeof payload.text === "string") {
+          if (!payload.text.isWellFormed()) {
+            return json(res, 400, {
+              ok: false,
+              error_code: 400,
+              description: "Bad Request: text must be encoded in UTF-8"
+            })
+          }
           if (payload.text.trim() === "") {
             return json(res, 400, { ok: false, error_code: 400, description: "Bad Request: message text is empty" })
           }

@@ -64,6 +64,22 @@ describe("large tool results in traces", () => {
         assert.deepStrictEqual(step.exec_result, { status: "success", content: big, source: "file:big.txt" })
       }))
 
+    it.scoped("the head kept in the line never ends in half of an emoji", () =>
+      Effect.gen(function*() {
+        const fs = yield* FileSystem.FileSystem
+        const dir = yield* tempDir
+        const store = yield* makeTraceStoreFile(dir, "always")
+        // 2,047 characters, then emoji: the 2,048-character head would end between the two halves of one.
+        const content = `${"x".repeat(2047)}${"😀".repeat(20_000)}`
+        yield* store.persist(traceReading("t-1", content))
+        const line = JSON.parse((yield* fs.readFileString(NodePath.join(dir, "2025-03.jsonl"))).trimEnd())
+        const head: string = line.steps[0].exec_result.content
+        assert.isTrue(head.isWellFormed())
+        assert.isTrue(head.startsWith(`${"x".repeat(2047)}\n[... `), head.slice(0, 2100))
+        const back = Option.getOrThrow(yield* store.get("t-1")).steps[0]!
+        assert.strictEqual(back.kind === "action" ? back.exec_result?.content : undefined, content)
+      }))
+
     it.scoped("a result at the limit stays in the line", () =>
       Effect.gen(function*() {
         const fs = yield* FileSystem.FileSystem

@@ -63,6 +63,24 @@ describe("deterministic rules", () => {
     })))
   })
 
+  it.scoped("/undo quotes the turn it undid without cutting an emoji in half (Telegram refuses half of one)", () =>
+    Effect.gen(function*() {
+      const workspace = yield* Workspace
+      yield* writeFile(workspace, "notes.md", "old notes")
+      // The quote keeps 60 characters: the emoji's two halves are the 60th and 61st.
+      yield* turn(`${"x".repeat(59)}😀 replace my notes`)
+      const undone = yield* turn("/undo")
+      assert.strictEqual(undone.outcome, "success")
+      assert.isTrue((undone.final_response ?? "").isWellFormed(), undone.final_response ?? "")
+      assert.include(undone.final_response ?? "", `("${"x".repeat(59)}")`)
+      assert.isTrue((yield* turn("/undo")).final_response?.isWellFormed())
+    }).pipe(Effect.provide(TestLayer({
+      approve: () => true,
+      script: [{ toolCalls: [{ name: "fs_write", args: { path: "notes.md", content: "new notes" } }] }, {
+        text: "done"
+      }]
+    }))))
+
   it.scoped("/undo that the owner refuses changes nothing", () =>
     Effect.gen(function*() {
       const workspace = yield* Workspace
