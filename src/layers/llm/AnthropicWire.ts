@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import type { FinishReason } from "../../domain/ExecutionTrace.js"
 import type { LlmRequest, Message } from "../../domain/LlmTypes.js"
+import { wellFormed } from "../../domain/Text.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 
 /** The Anthropic Messages API wire format (`POST /v1/messages`, non-streaming), request and response. */
@@ -31,17 +32,17 @@ const toolUse = (call: ToolCall): ToolUseBlock => ({
 const blocksOf = (message: Message): Array<Block> => {
   switch (message.role) {
     case "user":
-      return message.content === "" ? [] : [{ type: "text", text: message.content }]
+      return message.content === "" ? [] : [{ type: "text", text: wellFormed(message.content) }]
     case "assistant":
       return [
-        ...(message.content === "" ? [] : [{ type: "text" as const, text: message.content }]),
+        ...(message.content === "" ? [] : [{ type: "text" as const, text: wellFormed(message.content) }]),
         ...message.toolCalls.map(toolUse)
       ]
     case "tool":
       return [{
         type: "tool_result",
         tool_use_id: message.toolCallId,
-        content: message.content,
+        content: wellFormed(message.content),
         ...(message.isError ? { is_error: true as const } : {})
       }]
   }
@@ -81,8 +82,8 @@ export const encodeSystem = (system: LlmRequest["system"]) => {
   const breakpoint = (firstVolatile === -1 ? sent.length : firstVolatile) - 1
   return sent.map((block, index) =>
     index === breakpoint
-      ? { type: "text" as const, text: block.text, cache_control: { type: "ephemeral" as const } }
-      : { type: "text" as const, text: block.text }
+      ? { type: "text" as const, text: wellFormed(block.text), cache_control: { type: "ephemeral" as const } }
+      : { type: "text" as const, text: wellFormed(block.text) }
   )
 }
 

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import type { OpenAiProviderConfig } from "../../domain/AppConfig.js"
 import type { LlmRequest, Message } from "../../domain/LlmTypes.js"
+import { wellFormed } from "../../domain/Text.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 
 /**
@@ -13,13 +14,13 @@ const wireArguments = (call: ToolCall): string => call.raw_arguments ?? JSON.str
 const wireMessage = (message: Message) => {
   switch (message.role) {
     case "user":
-      return { role: "user", content: message.content }
+      return { role: "user", content: wellFormed(message.content) }
     case "assistant":
       return message.toolCalls.length === 0
-        ? { role: "assistant", content: message.content }
+        ? { role: "assistant", content: wellFormed(message.content) }
         : {
           role: "assistant",
-          content: message.content === "" ? null : message.content,
+          content: message.content === "" ? null : wellFormed(message.content),
           tool_calls: message.toolCalls.map((call) => ({
             id: call.id,
             type: "function",
@@ -27,7 +28,7 @@ const wireMessage = (message: Message) => {
           }))
         }
     case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content }
+      return { role: "tool", tool_call_id: message.toolCallId, content: wellFormed(message.content) }
   }
 }
 
@@ -40,7 +41,7 @@ export const chatCompletionBody = (
   messages: [
     ...(request.system.length === 0
       ? []
-      : [{ role: "system", content: request.system.map((block) => block.text).join("\n\n") }]),
+      : [{ role: "system", content: wellFormed(request.system.map((block) => block.text).join("\n\n")) }]),
     ...request.messages.map(wireMessage)
   ],
   ...(request.tools.length === 0 ? {} : {

@@ -281,6 +281,35 @@ describe("AnthropicProvider", () => {
         ])
       }))
 
+    it.scoped("a cut emoji (a lone surrogate) goes as U+FFFD: the API refuses a body with one (no low surrogate)", () =>
+      Effect.gen(function*() {
+        const messages: ReadonlyArray<Message> = [
+          { role: "user", content: "ends cut \ud83d" },
+          { role: "assistant", content: "", toolCalls: [{ id: "toolu_1", name: "weather", args: { city: "Rome" } }] },
+          {
+            role: "tool",
+            toolCallId: "toolu_1",
+            name: "weather",
+            content: "\ude00 starts cut, 😀 whole",
+            isError: false
+          }
+        ]
+        const system = [{ name: "memory", text: "note \udbff", stable: true }]
+        const { requests } = yield* answer([{ body: fixture("nonstream-text.json") }], {
+          ...simpleRequest,
+          system,
+          messages
+        })
+        const body = sentBody(requests)
+        assert.deepStrictEqual(body.system, [{
+          type: "text",
+          text: "note \ufffd",
+          cache_control: { type: "ephemeral" }
+        }])
+        assert.strictEqual(body.messages[0].content, "ends cut \ufffd")
+        assert.strictEqual(body.messages[2].content[0].content, "\ufffd starts cut, 😀 whole")
+      }))
+
     it.scoped("consecutive user messages are merged into one, tool results first", () =>
       Effect.gen(function*() {
         const { requests } = yield* answer([{ body: fixture("nonstream-text.json") }], {

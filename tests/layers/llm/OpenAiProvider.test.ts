@@ -173,6 +173,36 @@ layer(NodeHttpClient.layerUndici)("OpenAiProvider: the request on the wire", (it
       })
     }))
 
+  it.scoped("a cut emoji (a lone surrogate) goes as U+FFFD, never as an escape a strict JSON parser refuses", () =>
+    Effect.gen(function*() {
+      const { provider, requests } = yield* serve([{ body: fixture("nonstream-text-plain.json") }])
+      yield* provider.generate({
+        tier: "frontier",
+        system: [{ name: "memory", text: "note \udbff", stable: true }],
+        messages: [
+          { role: "user", content: "ends cut \ud83d" },
+          { role: "assistant", content: "", toolCalls: [{ id: "call_a", name: "weather", args: { city: "Rome" } }] },
+          {
+            role: "tool",
+            toolCallId: "call_a",
+            name: "weather",
+            content: "\ude00 starts cut, 😀 whole",
+            isError: false
+          },
+          { role: "assistant", content: "half \ud83d", toolCalls: [] }
+        ],
+        tools: []
+      }, TIMEOUT)
+      const body = sentBody(requests[0]!) as { messages: ReadonlyArray<{ content: string }> }
+      assert.deepStrictEqual(body.messages.map((message) => message.content), [
+        "note \ufffd",
+        "ends cut \ufffd",
+        null,
+        "\ufffd starts cut, 😀 whole",
+        "half \ufffd"
+      ])
+    }))
+
   it.scoped("without a key sends no Authorization; no system or tools keys when empty; the configured max field", () =>
     Effect.gen(function*() {
       const server = yield* localServer([{ body: fixture("nonstream-text-plain.json") }])
