@@ -2,6 +2,7 @@ import { Clock, Duration, Effect, Option } from "effect"
 import type { Api } from "grammy"
 import type { InlineKeyboardMarkup } from "grammy/types"
 import { splitMessage } from "../../domain/TelegramText.js"
+import { wellFormed } from "../../domain/Text.js"
 import { type Bucket, type BucketRate, takeToken } from "../../domain/TokenBucket.js"
 import { type ApiSignal, callApi, type RetryOptions, type TelegramError } from "./Api.js"
 
@@ -10,7 +11,10 @@ const globalRate: BucketRate = { capacity: 30, perSecond: 30 }
 const privateRate: BucketRate = { capacity: 20, perSecond: 1 }
 const groupRate: BucketRate = { capacity: 20, perSecond: 20 / 60 }
 
-/** What the channel sends, kept under Telegram's rates; failures are logged here and never reach a turn. */
+/**
+ * What the channel sends, kept under Telegram's rates; failures are logged here and never reach a turn. Every text
+ * goes well-formed (half of an emoji as U+FFFD): Telegram refuses a message holding half of one.
+ */
 export interface Outbox {
   /** The text as plain text (no parse mode: nothing in it can break the message), split under the length limit. */
   readonly sendText: (chatId: number, text: string) => Effect.Effect<void>
@@ -57,7 +61,7 @@ export const makeOutbox = (api: Api) =>
     const sendOne: Outbox["sendOne"] = (chatId, text, keyboard) =>
       Effect.map(
         call(chatId, "sendMessage", (signal) =>
-          api.sendMessage(chatId, text, {
+          api.sendMessage(chatId, wellFormed(text), {
             link_preview_options: { is_disabled: true },
             ...(keyboard === undefined ? {} : { reply_markup: keyboard })
           }, signal)),
@@ -74,16 +78,17 @@ export const makeOutbox = (api: Api) =>
         api.editMessageText(
           chatId,
           messageId,
-          splitMessage(text)[0]!,
+          wellFormed(splitMessage(text)[0]!),
           keyboard === undefined ? {} : { reply_markup: keyboard },
           signal
         )).pipe(Effect.asVoid, Effect.catchAll(logged(`editing message ${messageId} in chat ${chatId}`)))
 
     const answerCallback: Outbox["answerCallback"] = (queryId, text) =>
-      callApi("answerCallbackQuery", (signal) => api.answerCallbackQuery(queryId, { text }, signal)).pipe(
-        Effect.asVoid,
-        Effect.catchAll(logged("answering a button press"))
-      )
+      callApi("answerCallbackQuery", (signal) => api.answerCallbackQuery(queryId, { text: wellFormed(text) }, signal))
+        .pipe(
+          Effect.asVoid,
+          Effect.catchAll(logged("answering a button press"))
+        )
 
     const typing: Outbox["typing"] = (chatId) =>
       call(

@@ -42,6 +42,17 @@ describe("Telegram channel: long answers, rate limits, failures", () => {
       assert.strictEqual(parts.join("").replaceAll("\n", ""), "firstsecond")
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: gap }] }))))
 
+  it.scoped("an answer holding half of an emoji (a model's broken output) still arrives, that half as U+FFFD", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "hello"))
+      const sent = yield* fake.awaitCall((call) =>
+        call.method === "sendMessage" && textOf(call.payload).startsWith("Hi")
+      )
+      assert.strictEqual(textOf(sent.payload), "Hi \ufffd there")
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Hi \ud83d there" }] }))))
+
   const huge = Array.from({ length: 25 }, (_, i) => `${String(i).padStart(2, "0")}${"x".repeat(4000)}`).join("\n\n")
   it.scoped("sends to one chat are paced: a burst of 20 (the typing action included), then one a second", () =>
     Effect.gen(function*() {
