@@ -58,11 +58,40 @@ type Hop =
 
 const fail = (message: string) => new ToolExecutionError({ tool: TOOL, message })
 
-const decode = (bytes: Buffer, contentType: string, cut: boolean): string => {
-  const charset = /charset="?([^";\s]+)/i.exec(contentType)?.[1] ?? "utf-8"
+/**
+ * A body's encoding, found as browsers find it: a byte order mark, else the header's charset, else for HTML a
+ * `<meta charset>` or `<meta http-equiv>` in its first 1024 bytes (older pages often declare it only there), else
+ * UTF-8.
+ */
+const encodingOf = (bytes: Buffer, contentType: string, html: boolean): string => {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "utf-8"
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be"
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le"
+  const declared = /charset\s*=\s*["']?([^"';\s]+)/i.exec(contentType)?.[1]
+  if (declared !== undefined) return declared
+  if (!html) return "utf-8"
+  const meta = /<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([\w.:-]+)/i.exec(bytes.subarray(0, 1024).toString("latin1"))?.[1]
+  // A page read as ASCII-compatible bytes cannot be UTF-16: such a <meta> means UTF-8.
+  return meta === undefined || /^utf-?16/i.test(meta) ? "utf-8" : meta
+}
+
+/**
+ * What windows-1252 bytes 0x80-0x9F stand for (the Encoding standard's table, which `iso-8859-1`, `latin1` and
+ * `ascii` pages are read with too): curly quotes, dashes, the euro sign. Node's decoder gives C1 control characters
+ * for them; the five bytes the table leaves unassigned stay what they are.
+ */
+const WINDOWS_1252_HIGH =
+  "\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f" +
+  "\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178"
+
+const decode = (bytes: Buffer, contentType: string, html: boolean, cut: boolean): string => {
   let text: string
   try {
-    text = new TextDecoder(charset).decode(bytes)
+    const decoder = new TextDecoder(encodingOf(bytes, contentType, html))
+    text = decoder.decode(bytes)
+    if (decoder.encoding === "windows-1252") {
+      text = text.replace(/[\u0080-\u009f]/g, (c) => WINDOWS_1252_HIGH[c.charCodeAt(0) - 0x80]!)
+    }
   } catch {
     text = new TextDecoder("utf-8").decode(bytes)
   }
@@ -174,8 +203,8 @@ export const makeWebFetchTool = (options: WebFetchOptions) => {
     Effect.map(readable(body), ({ text, title }) => page(url, body, limit, text, title))
 
   const readable = (body: Extract<Hop, { _tag: "Body" }>) => {
-    const raw = decode(body.bytes, body.contentType, body.cut)
     const html = /^(?:text\/html|application\/xhtml\+xml)/i.test(body.contentType)
+    const raw = decode(body.bytes, body.contentType, html, body.cut)
     return html ? Effect.promise(() => htmlToText(raw)) : Effect.succeed({ text: raw.trim(), title: "" })
   }
 

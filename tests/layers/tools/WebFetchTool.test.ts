@@ -158,6 +158,54 @@ describe("web_fetch content", () => {
       assert.notInclude(out.content, "\uFFFD")
     }))
 
+  it.scoped("a page's encoding is read from its BOM, its header, else its <meta> (as browsers do); UTF-8 by default", () =>
+    Effect.gen(function*() {
+      const latin = (text: string) => Buffer.from(text, "latin1")
+      const routes: Record<string, [string, Buffer]> = {
+        // An older Italian page: the encoding only in the page itself, in either spelling of the <meta>.
+        "/meta": [
+          "text/html",
+          latin(
+            "<html><head><meta charset=\"iso-8859-1\"><title>Caff\u00e8</title></head><body>Perch\u00e9 s\u00ec</body>"
+          )
+        ],
+        "/http-equiv": [
+          "text/html",
+          latin(
+            "<html><head><META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=windows-1252\">" +
+              "</head><body>Citt\u00e0 \u0080 5, \u0093don\u0092t\u0094 \u0085</body>"
+          )
+        ],
+        // The header wins over the <meta>, and a BOM over both.
+        "/header": [
+          "text/html; charset=utf-8",
+          Buffer.from("<html><head><meta charset=\"iso-8859-1\"></head><body><p>Citt\u00e0</p></body>")
+        ],
+        "/bom": [
+          "text/plain; charset=iso-8859-1",
+          Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from("Citt\u00e0")])
+        ],
+        "/plain": ["text/plain", Buffer.from("Citt\u00e0 \u{1f600}")]
+      }
+      const site = yield* server("127.0.0.1", (req, res) => {
+        const [type, body] = routes[req.url ?? ""]!
+        res.writeHead(200, { "content-type": type }).end(body)
+      })
+      const text = (path: string) =>
+        Effect.map(
+          fetchWith(allowLocal, { url: `http://127.0.0.1:${site.port}${path}` }),
+          (result) => Either.getOrThrow(result).content
+        )
+      assert.include(yield* text("/meta"), "# Caff\u00e8")
+      assert.include(yield* text("/meta"), "Perch\u00e9 s\u00ec")
+      // Windows-1252 as the Encoding standard maps it (Node's own decoder gives C1 controls for 0x80-0x9F).
+      assert.include(yield* text("/http-equiv"), "Citt\u00e0 \u20ac 5, \u201cdon\u2019t\u201d \u2026")
+      assert.include(yield* text("/header"), "Citt\u00e0")
+      assert.include(yield* text("/bom"), "Citt\u00e0")
+      assert.include(yield* text("/plain"), "Citt\u00e0 \u{1f600}")
+      for (const path of Object.keys(routes)) assert.notMatch(yield* text(path), /[\ufffd\u0080-\u009f]/, path)
+    }))
+
   it.scoped("the configured size limit caps max_bytes", () =>
     Effect.gen(function*() {
       const big = yield* server("127.0.0.1", page("application/json", JSON.stringify({ data: "x".repeat(5000) })))
