@@ -206,6 +206,32 @@ describe("web_fetch content", () => {
       for (const path of Object.keys(routes)) assert.notMatch(yield* text(path), /[\ufffd\u0080-\u009f]/, path)
     }))
 
+  it.scoped("a page that leaves out <html>, <head> and <body> (HTML allows it; minifiers do it) is read whole", () =>
+    Effect.gen(function*() {
+      const routes: Record<string, string> = {
+        "/bare": "<!doctype html><meta charset=utf-8><title>Tide tables</title><p>High tide at 06:42.<p>Low at 12:51.",
+        "/no-body":
+          "<html><head><title>Tide tables</title></head><p>High tide at 06:42.</p><p>Low at 12:51.</p></html>",
+        "/header-tag": "<!doctype html><title>Tide tables</title><header>Harbour</header><p>High tide at 06:42."
+      }
+      const site = yield* server("127.0.0.1", (req, res) => {
+        res.writeHead(200, { "content-type": "text/html" }).end(routes[req.url ?? ""]!)
+      })
+      for (const path of Object.keys(routes)) {
+        const out = Either.getOrThrow(yield* fetchWith(allowLocal, { url: `http://127.0.0.1:${site.port}${path}` }))
+        assert.strictEqual(out.status, "success", `${path}: ${out.content}`)
+        assert.include(out.content, "# Tide tables", path)
+        assert.include(out.content, "High tide at 06:42.", path)
+        assert.strictEqual(out.content.split("Tide tables").length, 2, `${path}: the title once: ${out.content}`)
+      }
+      const bare = Either.getOrThrow(yield* fetchWith(allowLocal, { url: `http://127.0.0.1:${site.port}/bare` }))
+      assert.include(bare.content, "Low at 12:51.")
+      const header = Either.getOrThrow(
+        yield* fetchWith(allowLocal, { url: `http://127.0.0.1:${site.port}/header-tag` })
+      )
+      assert.include(header.content, "Harbour")
+    }))
+
   it.scoped("the configured size limit caps max_bytes", () =>
     Effect.gen(function*() {
       const big = yield* server("127.0.0.1", page("application/json", JSON.stringify({ data: "x".repeat(5000) })))
