@@ -232,6 +232,35 @@ describe("web_fetch content", () => {
       assert.include(header.content, "Harbour")
     }))
 
+  it.scoped("minified HTML keeps its words apart: lines, paragraphs, list items and table cells", () =>
+    Effect.gen(function*() {
+      const paragraph = "The harbour is calm in the morning and the ferries run on time. ".repeat(10)
+      const routes: Record<string, string> = {
+        // No whitespace between tags, as a minifier leaves a page.
+        "/short": "<!doctype html><html><head><title>Cities</title></head><body><h1>Cities</h1><p>Line one<br>Line " +
+          "two</p><ul><li>Rome</li><li>Oslo</li></ul><table><tr><th>Port</th><th>Tide</th></tr><tr><td>Bari</td>" +
+          "<td>06:42</td></tr></table><div>Block</div><div>Next</div></body></html>",
+        // Long enough for Readability to take it as an article.
+        "/article": `<!doctype html><html><head><title>Tides</title></head><body><nav><a href="/">Home</a></nav>` +
+          `<article><h1>Tides today</h1><p>${paragraph}</p><p>Second paragraph.</p><ul><li>Rome</li><li>Oslo</li>` +
+          `</ul></article></body></html>`
+      }
+      const site = yield* server("127.0.0.1", (req, res) => {
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(routes[req.url ?? ""]!)
+      })
+      const text = (path: string) =>
+        Effect.map(
+          fetchWith(allowLocal, { url: `http://127.0.0.1:${site.port}${path}` }),
+          (result) => Either.getOrThrow(result).content
+        )
+      const short = yield* text("/short")
+      assert.include(short, "Line one\nLine two\n\nRome\nOslo\n\nPort Tide\nBari 06:42\n\nBlock\n\nNext", short)
+      const article = yield* text("/article")
+      for (const kept of ["Tides today\n", `${paragraph.trim()}\n`, "\nSecond paragraph.\n", "Rome\nOslo"]) {
+        assert.include(article, kept, article)
+      }
+    }))
+
   it.scoped("the configured size limit caps max_bytes", () =>
     Effect.gen(function*() {
       const big = yield* server("127.0.0.1", page("application/json", JSON.stringify({ data: "x".repeat(5000) })))
