@@ -17,6 +17,18 @@ const failure = (tool: string, path: string) => (error: PlatformError) =>
       : `${path}: ${error.message}`
   })
 
+/**
+ * A file's bytes as text: UTF-16 when a byte order mark says so (as Windows saves text), else UTF-8 (a byte order
+ * mark dropped). Undefined for binary data, told as git tells it: a NUL byte in the first 8000 bytes, which no text
+ * in UTF-8 holds. Reading such a file as text would give the model pages of U+FFFD, and keep them in the trace.
+ */
+const decodeText = (bytes: Uint8Array): string | undefined => {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes)
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes)
+  if (bytes.subarray(0, 8000).includes(0)) return undefined
+  return new TextDecoder("utf-8").decode(bytes)
+}
+
 /** fs_read, fs_list and fs_write, confined to the workspace (no `..`, no symlink escape). */
 export const makeFsTools = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
@@ -49,8 +61,14 @@ export const makeFsTools = Effect.gen(function*() {
         const bytes = yield* Effect.scoped(
           Effect.flatMap(fs.open(file), (handle) => handle.readAlloc(Math.min(size, limit)))
         ).pipe(Effect.mapError(failure("fs_read", rel)))
+        const decoded = decodeText(bytes._tag === "Some" ? bytes.value : new Uint8Array(0))
+        if (decoded === undefined) {
+          return yield* new ToolExecutionError({
+            tool: "fs_read",
+            message: `${rel} is not a text file (${size} bytes of binary data): fs_read reads text`
+          })
+        }
         // A cut inside a multi-byte character would show as U+FFFD: drop that partial character.
-        const decoded = bytes._tag === "Some" ? Buffer.from(bytes.value).toString("utf8") : ""
         const content = size > limit ? decoded.replace(/\uFFFD+$/, "") : decoded
         const source = `file:${rel}`
         if (size === 0) return { status: "empty", content: `${rel} is empty`, source } as const

@@ -84,6 +84,44 @@ describe("fs_read", () => {
       })
     ))
 
+  it.scoped("says a binary file (a PDF the owner sent) is not text instead of reading it as such", () =>
+    inWorkspace(({ fs, root }) =>
+      Effect.gen(function*() {
+        const pdf = Buffer.concat([
+          Buffer.from("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"),
+          Buffer.alloc(64),
+          Buffer.alloc(4000, 0xab)
+        ])
+        yield* fs.writeFile(NodePath.join(root, "report.pdf"), pdf)
+        assert.deepStrictEqual(yield* run("fs_read", { path: "report.pdf" }), {
+          status: "failed",
+          content: `report.pdf is not a text file (${pdf.length} bytes of binary data): fs_read reads text`
+        })
+      })
+    ))
+
+  it.scoped("reads a UTF-16 text file by its byte order mark (as Windows saves them)", () =>
+    inWorkspace(({ fs, root }) =>
+      Effect.gen(function*() {
+        const text = "Città 😀\r\nline two"
+        const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")])
+        const be = Buffer.from(le.subarray(2)).swap16()
+        yield* fs.writeFile(NodePath.join(root, "le.txt"), le)
+        yield* fs.writeFile(NodePath.join(root, "be.txt"), Buffer.concat([Buffer.from([0xfe, 0xff]), be]))
+        for (const path of ["le.txt", "be.txt"]) {
+          assert.deepStrictEqual(yield* run("fs_read", { path }), {
+            status: "success",
+            content: text,
+            source: `file:${path}`
+          })
+        }
+        // Cut in the middle of a character: the half is dropped, not shown as U+FFFD.
+        const cut = yield* run("fs_read", { path: "le.txt", max_bytes: 7 })
+        assert.strictEqual(cut.status, "partial")
+        assert.strictEqual(cut.content, `Ci\n[first 7 of ${le.length} bytes of le.txt]`)
+      })
+    ))
+
   it.scoped("fails on a path outside the workspace", () =>
     inWorkspace(() =>
       Effect.gen(function*() {
