@@ -34,9 +34,14 @@ export const splitMessage = (text: string, limit: number = TELEGRAM_TEXT_LIMIT):
   return parts
 }
 
-/** A file name from a sender, made safe to keep: no folders, no control or odd characters, bounded length. */
+/**
+ * A file name from a sender, made safe to keep: no folders; letters, marks and digits of any script (composed, NFC),
+ * `_`, `.`, `-` and spaces kept, anything else (controls, bidirectional and format characters, symbols) as `_`; at
+ * most its last 120 characters.
+ */
 export const sanitizeFileName = (name: string): string => {
-  const base = name.split(/[\\/]/).pop() ?? ""
-  const cleaned = base.replace(/[^\w.\- ]+/g, "_").replace(/^[.\s]+/, "").replace(/\s+/g, " ").trim().slice(-120)
-  return cleaned === "" || /^\.*$/.test(cleaned) ? "file" : cleaned
+  const base = (name.split(/[\\/]/).pop() ?? "").normalize("NFC")
+  const cleaned = base.replace(/[^\p{L}\p{M}\p{N}_.\- ]+/gu, "_").replace(/^[.\s]+/, "").replace(/\s+/g, " ").trim()
+  const bounded = [...cleaned].slice(-120).join("")
+  return bounded === "" || /^\.*$/.test(bounded) ? "file" : bounded
 }

@@ -38,6 +38,16 @@ describe("sanitizeFileName", () => {
     assert.strictEqual(sanitizeFileName(".."), "file")
     assert.strictEqual(sanitizeFileName("a\u0000b\nc.txt"), "a_b_c.txt")
   })
+
+  it("keeps the letters and digits of every script, composed; bidirectional and format characters still go", () => {
+    assert.strictEqual(sanitizeFileName("Fattura città 2026.pdf"), "Fattura città 2026.pdf")
+    assert.strictEqual(sanitizeFileName("Citta\u0300.txt"), "Città.txt", "a decomposed accent is composed (NFC)")
+    assert.strictEqual(sanitizeFileName("отчёт №5.docx"), "отчёт _5.docx")
+    assert.strictEqual(sanitizeFileName("报告.pdf"), "报告.pdf")
+    assert.strictEqual(sanitizeFileName("invoice\u202efdp.exe"), "invoice_fdp.exe")
+    assert.strictEqual(sanitizeFileName("a\u200bb.txt"), "a_b.txt")
+    assert.strictEqual(sanitizeFileName("٣.txt"), "٣.txt")
+  })
 })
 
 describe("takeToken", () => {
