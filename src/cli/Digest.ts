@@ -1,9 +1,10 @@
-import { Clock, Console, Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { localDay } from "../domain/Time.js"
 import { dailyDigest } from "../programs/Digest.js"
 import { isDigestDay } from "../programs/digest/DigestText.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
 import { UsageError } from "./Args.js"
+import { printForPeople } from "./Output.js"
 
 /**
  * `myclaw digest [today|YYYY-MM-DD]`: the day's digest from the audit log on stdout. `polish` (default on)
@@ -24,5 +25,5 @@ export const digestCommand = (options: { readonly day: string; readonly polish?:
       })
     }
     const digest = yield* dailyDigest({ day: options.day, polish: options.polish ?? true })
-    yield* Console.log(digest.text)
+    yield* printForPeople(digest.text)
   })

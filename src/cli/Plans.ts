@@ -1,6 +1,7 @@
 import { Console, Effect, Option } from "effect"
 import type { CachedPlan } from "../domain/CachedPlan.js"
 import { PlanCache } from "../services/PlanCache.js"
+import { printForPeople } from "./Output.js"
 
 const line = (plan: CachedPlan): string =>
   `${plan.id}  ${plan.successes} ok / ${plan.failures} fallback  ${plan.plan.steps.length} step(s) ` +
@@ -14,7 +15,7 @@ export const plansCommand = (
     const cache = yield* PlanCache
     if (options.action === "list") {
       const plans = yield* cache.list
-      yield* Console.log(plans.length === 0 ? "No cached plans." : plans.map(line).join("\n"))
+      yield* printForPeople(plans.length === 0 ? "No cached plans." : plans.map(line).join("\n"))
       return 0
     }
     const id = options.id ?? ""

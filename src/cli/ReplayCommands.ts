@@ -15,6 +15,7 @@ import { liveEval } from "../programs/replay/LiveEval.js"
 import { replayTrace } from "../programs/replay/Replay.js"
 import type { Workspace } from "../services/Workspace.js"
 import { UsageError } from "./Args.js"
+import { printForPeople } from "./Output.js"
 import { tracesDir } from "./TraceCommands.js"
 
 export type ReplayCommand = Data.TaggedEnum<{
@@ -127,8 +128,8 @@ export const runReplayCommand = (command: ReplayCommand) =>
         })
         if (json) yield* Console.log(JSON.stringify(report))
         else {
-          if (timeline) yield* Console.log(renderTimeline(replayed))
-          yield* Console.log(renderReport(report))
+          if (timeline) yield* printForPeople(renderTimeline(replayed))
+          yield* printForPeople(renderReport(report))
         }
         return report.identical ? 0 : 1
       }),
@@ -141,7 +142,7 @@ export const runReplayCommand = (command: ReplayCommand) =>
         }
         const { rows, totals } = result.right
         if (json) yield* Console.log(JSON.stringify({ rows, totals }))
-        else yield* Console.log(renderEval(result.right, NodePath.resolve(dir)))
+        else yield* printForPeople(renderEval(result.right, NodePath.resolve(dir)))
         return totals.identical === rows.length ? 0 : 1
       })
   })
@@ -164,12 +165,16 @@ const liveEvalCommand = (dir: string, json: boolean, configFile: string | undefi
     if (json) {
       yield* Console.log(JSON.stringify({ rows, totals: liveTotals(reports) }))
     } else {
-      yield* Console.log(renderLive(reports, (report) =>
+      yield* printForPeople(renderLive(reports, (report) =>
         NodePath.relative(base, report.file ?? "") || report.trace_id))
       for (const row of rows) {
-        if (row.report === null) yield* Console.log(`${NodePath.relative(base, row.file)}: ${row.error}`)
+        if (row.report === null) {
+          yield* printForPeople(`${NodePath.relative(base, row.file)}: ${row.error}`)
+        }
       }
     }
-    const same = reports.every((report) => report.same_outcome && report.departs_at === null)
+    const same = reports.every((report) =>
+      report.same_outcome && report.departs_at === null
+    )
     return same && reports.length === rows.length ? 0 : 1
   })

@@ -4,6 +4,7 @@ import type { SessionInfo, SessionTurn } from "../domain/Session.js"
 import { isoAt } from "../domain/Time.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { type SessionDetail, Sessions } from "../services/Sessions.js"
+import { printForPeople } from "./Output.js"
 
 const excerpt = (text: string | null, max = 80): string => {
   if (text === null) return "(no answer)"
@@ -47,7 +48,7 @@ export const renderSession = (detail: SessionDetail): string => {
 /** `myclaw sessions list`: every session, the most recently active first. */
 export const sessionsList = Effect.gen(function*() {
   const listed = yield* (yield* Sessions).list
-  yield* Console.log(listed.length === 0 ? "no sessions" : listed.map(infoLine).join("\n"))
+  yield* printForPeople(listed.length === 0 ? "no sessions" : listed.map(infoLine).join("\n"))
   return 0
 })
 
@@ -59,7 +60,7 @@ export const sessionsShow = (sessionId: string) =>
       yield* Console.error(`myclaw: no session ${JSON.stringify(sessionId)} (myclaw sessions list shows them)`)
       return 1
     }
-    yield* Console.log(renderSession(shown.value))
+    yield* printForPeople(renderSession(shown.value))
     return 0
   })
 

@@ -6,6 +6,7 @@ import { findTrace, listTraces } from "../layers/traces/TraceIndex.js"
 import { Workspace } from "../services/Workspace.js"
 import { UsageError } from "./Args.js"
 import { parseAuditTime } from "./AuditArgs.js"
+import { printForPeople } from "./Output.js"
 
 export type TraceCommand = Data.TaggedEnum<{
   TraceList: {
@@ -76,7 +77,7 @@ export const runTraceCommand = (command: TraceCommand) =>
             limit: options.limit
           })
           if (options.json) yield* Console.log(JSON.stringify(listed.traces))
-          else yield* Console.log(renderListing(listed.traces))
+          else yield* printForPeople(renderListing(listed.traces))
           if (listed.skipped > 0) {
             yield* Console.error(`note: ${listed.skipped} lines of the trace files are not traces`)
           }
@@ -86,7 +87,7 @@ export const runTraceCommand = (command: TraceCommand) =>
         Effect.flatMap(findTrace(dir, id), (trace) =>
           trace === undefined
             ? notFound(id)
-            : Effect.as(Console.log(json ? exportTrace(trace).trimEnd() : renderTimeline(trace)), 0)),
+            : Effect.as(json ? Console.log(exportTrace(trace).trimEnd()) : printForPeople(renderTimeline(trace)), 0)),
       TraceExport: ({ id }) =>
         Effect.flatMap(
           findTrace(dir, id),

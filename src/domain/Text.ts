@@ -42,6 +42,16 @@ export const lineDiff = (before: string, after: string, max: number): string => 
 
 const hidden = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
 
+/** C0 and C1 control characters but tab and newline: those a terminal acts on (ESC and CSI open its commands). */
+const terminalControls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
+
+/**
+ * Text for a terminal: its control characters shown as `\uXXXX`, so that what a model, a page or a file wrote cannot
+ * move the cursor, clear the screen, retitle the window or write the clipboard. Tabs and newlines stay.
+ */
+export const forTerminal = (text: string): string =>
+  text.replace(terminalControls, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
 /**
  * Text for a person to judge: control characters (C0, DEL, C1 such as CSI), bidirectional overrides and
  * isolates, zero-width and other format characters shown as `\uXXXX`, so what is shown is what is approved.

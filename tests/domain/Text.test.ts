@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { cutAt, truncateEnd, wellFormed } from "../../src/domain/Text.js"
+import { cutAt, forTerminal, truncateEnd, wellFormed } from "../../src/domain/Text.js"
 
 describe("cutting text", () => {
   it("cutAt keeps at most max code units and never half of a surrogate pair", () => {
@@ -21,5 +21,11 @@ describe("cutting text", () => {
     assert.strictEqual(wellFormed(whole), whole)
     assert.strictEqual(wellFormed("cut \ud83d"), "cut \ufffd")
     assert.strictEqual(wellFormed("\ude00 cut"), "\ufffd cut")
+  })
+
+  it("forTerminal escapes what a terminal acts on (C0 but tab and newline, DEL, C1), nothing else", () => {
+    assert.strictEqual(forTerminal("a\u001b[2Jb\u0007c\u007f\u009b\rd"), "a\\u001b[2Jb\\u0007c\\u007f\\u009b\\u000dd")
+    const plain = "tab\there\nnew line, città, 😀, \u202e stays (shown as it is: the terminal does not act on it)"
+    assert.strictEqual(forTerminal(plain), plain)
   })
 })

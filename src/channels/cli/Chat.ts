@@ -1,5 +1,6 @@
 import { Console, Effect } from "effect"
 import * as NodePath from "node:path"
+import { printForPeople } from "../../cli/Output.js"
 import { ConfigFileError } from "../../domain/Errors.js"
 import { traceToJson } from "../../domain/ExecutionTrace.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
@@ -34,7 +35,7 @@ export const chat = (
     if (options.json) {
       yield* Console.log(traceToJson(trace))
     } else {
-      yield* Console.log(trace.final_response ?? "(no answer)")
+      yield* printForPeople(trace.final_response ?? "(no answer)")
       yield* Console.error(
         `[${trace.outcome} · ${trace.steps.length} steps · ${
           trace.cost_usd.toFixed(4)
