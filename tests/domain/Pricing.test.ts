@@ -13,6 +13,21 @@ describe("priceOf", () => {
     assert.isUndefined(priceOf(shippedPrices, "llama3.1:8b"))
   })
 
+  it("a later version of a family is priced as itself, not as the first version its name extends", () => {
+    // Opus 4.5 and later list at a third of Opus 4's price: priced as claude-opus-4, the caps counted them 3x.
+    const opus45 = priceOf(shippedPrices, "claude-opus-4-5-20251101")
+    assert.deepStrictEqual([opus45?.inputPerMTok, opus45?.outputPerMTok, opus45?.cachedInputPerMTok], [5, 25, 0.5])
+    assert.strictEqual(opus45?.cacheWritePerMTok, 6.25)
+    for (const model of ["claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-opus-5"]) {
+      assert.strictEqual(priceOf(shippedPrices, model)?.inputPerMTok, 5, model)
+    }
+    assert.strictEqual(priceOf(shippedPrices, "claude-opus-4-1-20250805")?.inputPerMTok, 15)
+    assert.strictEqual(priceOf(shippedPrices, "claude-opus-4-20250514")?.inputPerMTok, 15)
+    // Haiku 4.5 had no entry: its calls cost 0 and the caps could not count them.
+    const haiku = priceOf(shippedPrices, "claude-haiku-4-5-20251001")
+    assert.deepStrictEqual([haiku?.inputPerMTok, haiku?.outputPerMTok, haiku?.cachedInputPerMTok], [1, 5, 0.1])
+  })
+
   it("a shorter name is not priced as a longer model that happens to start with it", () => {
     // gpt-4 lists at 30/60 USD; gpt-4.1-mini at 0.4/1.6, which the budget would have counted 75 times too low.
     assert.isUndefined(priceOf(shippedPrices, "gpt-4"))
