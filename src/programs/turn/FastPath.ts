@@ -16,6 +16,7 @@ import type { TurnInput } from "../../services/AgentRuntime.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { PlanCache } from "../../services/PlanCache.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
+import { answerText } from "./Messages.js"
 import { think } from "./Think.js"
 import * as TurnState from "./TurnState.js"
 
@@ -155,7 +156,10 @@ const runPlan = Effect.fnUntraced(function*<E, R>(
     })
   }
   yield* ops.update((current) => TurnState.thought(current, thought.step, thought.response))
-  return FastPath.Served({ outcome: "success", response: thought.response.text })
+  return FastPath.Served({
+    outcome: "success",
+    response: answerText(thought.response.text, thought.response.finishReason)
+  })
 })
 
 /**

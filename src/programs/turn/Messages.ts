@@ -1,5 +1,5 @@
 import { type BudgetExceeded, budgetExceededMessage, callTooLarge, type LlmError } from "../../domain/Errors.js"
-import type { Outcome } from "../../domain/ExecutionTrace.js"
+import type { FinishReason, Outcome } from "../../domain/ExecutionTrace.js"
 import { localMinute } from "../../domain/Time.js"
 import type { BudgetStatus } from "../../services/Budget.js"
 import type { Gate, Run } from "./Gate.js"
@@ -34,6 +34,21 @@ export const softCapNotice = (status: BudgetStatus): string =>
 
 export const llmFailureMessage = (error: LlmError): string =>
   `I could not get an answer from the language model (${error.reason}: ${error.message}). Nothing else was done.`
+
+/**
+ * The answer as the owner is told it. An answer cut at the model's output limit says so (a reasoning model may spend
+ * the whole limit thinking and write nothing), and an empty one says there is none, rather than showing nothing.
+ */
+export const answerText = (text: string, finishReason: FinishReason): string => {
+  const empty = text.trim() === ""
+  if (finishReason === "length") {
+    return empty
+      ? "The model reached its output limit before writing an answer (it may have spent it reasoning). Raise its " +
+        "maxTokens in myclaw.json, or ask for something shorter."
+      : `${text}\n\n(This answer was cut at the model's output limit: its maxTokens in myclaw.json.)`
+  }
+  return empty ? "The model gave no answer (an empty reply). Ask again, or rephrase." : text
+}
 
 export const stepsExhaustedMessage = (maxSteps: number): string =>
   `I stopped after ${maxSteps} steps without reaching an answer.`

@@ -28,6 +28,7 @@ import { execute, type Executed, observe } from "./Execute.js"
 import { fastPath, rememberPlan } from "./FastPath.js"
 import { actionStep, type Gate, type GateContext, gateWith, type Run } from "./Gate.js"
 import {
+  answerText,
   budgetHitMessage,
   budgetRefusedMessage,
   gateEnd,
@@ -451,11 +452,11 @@ const concluded = Effect.fnUntraced(function*(t: TurnContext, thought: Thought) 
     }
     return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })
   }
-  const { response } = thought
+  const answer = answerText(thought.response.text, thought.response.finishReason)
   const after = yield* budget.status
-  if (!after.softNoticePending) return Next.End({ outcome: "success", response: response.text })
+  if (!after.softNoticePending) return Next.End({ outcome: "success", response: answer })
   yield* budget.softNoticeGiven
-  return Next.End({ outcome: "success", response: `${response.text}\n\n${softCapNotice(after)}` })
+  return Next.End({ outcome: "success", response: `${answer}\n\n${softCapNotice(after)}` })
 })
 
 /** A command with a closed meaning: answered by its rule, its calls (if any) through the same gates. */

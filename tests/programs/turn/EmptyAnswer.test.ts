@@ -1,0 +1,34 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { ScriptEntry } from "../../../src/domain/ScriptEntry.js"
+import { TestLayer } from "../../../src/layers/Test.js"
+import { AgentRuntime } from "../../../src/services/AgentRuntime.js"
+
+const answerTo = (script: ReadonlyArray<ScriptEntry>) =>
+  Effect.flatMap(AgentRuntime, (agent) => agent.handle({ userMessage: "tell me", sessionId: "s", channel: "cli:me" }))
+    .pipe(Effect.provide(TestLayer({ script })))
+
+describe("an answer that is empty, or cut at the model's output limit", () => {
+  it.scoped("an empty answer at the output limit (a reasoning model that spent it thinking) says so", () =>
+    Effect.gen(function*() {
+      const trace = yield* answerTo([{ text: "", finishReason: "length" }])
+      assert.strictEqual(trace.outcome, "success")
+      assert.include(trace.final_response ?? "", "output limit")
+      assert.include(trace.final_response ?? "", "maxTokens")
+    }))
+
+  it.scoped("an answer cut at the output limit is kept whole and said to be cut", () =>
+    Effect.gen(function*() {
+      const trace = yield* answerTo([{ text: "The three steps are: first, open the", finishReason: "length" }])
+      assert.isTrue((trace.final_response ?? "").startsWith("The three steps are: first, open the\n\n"))
+      assert.include(trace.final_response ?? "", "cut at the model's output limit")
+    }))
+
+  it.scoped("an empty answer (a refusal, a filter) says the model gave none; a whole answer is left as it is", () =>
+    Effect.gen(function*() {
+      const empty = yield* answerTo([{ text: "  \n", finishReason: "other" }])
+      assert.include(empty.final_response ?? "", "no answer")
+      const whole = yield* answerTo([{ text: "All done." }])
+      assert.strictEqual(whole.final_response, "All done.")
+    }))
+})
