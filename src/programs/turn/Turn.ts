@@ -26,11 +26,12 @@ import { compactSession } from "./Compact.js"
 import { compactTurn } from "./CompactTurn.js"
 import { execute, type Executed, observe } from "./Execute.js"
 import { fastPath, rememberPlan } from "./FastPath.js"
-import { actionStep, type Gate, type GateContext, gateWith, type Run } from "./Gate.js"
+import { actionStep, Gate, type GateContext, gateWith, type Run } from "./Gate.js"
 import {
   answerText,
   budgetHitMessage,
   budgetRefusedMessage,
+  cutArgumentsHint,
   gateEnd,
   invalidStreakMessage,
   llmFailureMessage,
@@ -310,8 +311,22 @@ const concurrent = (t: TurnContext, call: ToolCall): boolean => {
   return tool !== undefined && !tool.hasSideEffects && tool.targetKind !== "host"
 }
 
+/** Whether the Thought that proposed these calls stopped at the model's output limit. */
+const lastThoughtCut = (state: TurnState.TurnState): boolean => {
+  for (let i = state.steps.length - 1; i >= 0; i--) {
+    const step = state.steps[i]!
+    if (step.kind === "thought") return step.finish_reason === "length"
+  }
+  return false
+}
+
 /** A call the gate did not let run: its step recorded; how the turn ends because of it, or null to go on. */
-const refused = Effect.fnUntraced(function*(t: TurnContext, call: ToolCall, gated: Exclude<Gate, Run>) {
+const refused = Effect.fnUntraced(function*(t: TurnContext, call: ToolCall, given: Exclude<Gate, Run>) {
+  // Arguments that are not JSON because the model's output limit cut them: the model is told so, or it would
+  // write the same long call again, be cut again, and end the turn as tool_hallucination.
+  const gated = given._tag === "Invalid" && call.raw_arguments !== undefined && lastThoughtCut(yield* t.state)
+    ? Gate.Invalid({ call: given.call, validation: given.validation, message: `${given.message}\n${cutArgumentsHint}` })
+    : given
   const step = actionStep(gated)
   yield* withSpanWhenTraced(
     "Turn.action",

@@ -24,6 +24,21 @@ describe("an answer that is empty, or cut at the model's output limit", () => {
       assert.include(trace.final_response ?? "", "cut at the model's output limit")
     }))
 
+  it.scoped("a tool call cut at the output limit is told to the model as cut, not only as invalid JSON", () =>
+    Effect.gen(function*() {
+      const cut = "{\"path\": \"notes/long.md\", \"content\": \"Chapter one. It was a dark and"
+      const trace = yield* answerTo([
+        { toolCalls: [{ name: "fs_write", args: cut }], finishReason: "length" },
+        { toolCalls: [{ name: "fs_write", args: "{\"path\": \"notes/x.md\"" }] },
+        { text: "unused" }
+      ])
+      const [first, second] = trace.steps.filter((step) => step.kind === "action")
+      assert.include(first?.kind === "action" ? first.validation_error : "", "not valid JSON")
+      assert.include(first?.kind === "action" ? first.validation_error : "", "cut at your output limit")
+      // Invalid JSON from an answer that was not cut gets no such hint.
+      assert.notInclude(second?.kind === "action" ? second.validation_error : "", "output limit")
+    }))
+
   it.scoped("an empty answer (a refusal, a filter) says the model gave none; a whole answer is left as it is", () =>
     Effect.gen(function*() {
       const empty = yield* answerTo([{ text: "  \n", finishReason: "other" }])
