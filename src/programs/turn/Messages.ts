@@ -51,8 +51,8 @@ export const answerText = (text: string, finishReason: FinishReason): string => 
 }
 
 /** Told to the model with a call whose arguments its output limit cut off. */
-export const cutArgumentsHint = "Your answer was cut at your output limit, so these arguments are incomplete: make " +
-  "the call shorter (write a long file in parts, the later ones with append: true)."
+export const cutArgumentsHint = "Your answer was cut at your output limit, so this call may be incomplete: make it " +
+  "shorter (write a long file in parts, the later ones with append: true)."
 
 export const stepsExhaustedMessage = (maxSteps: number): string =>
   `I stopped after ${maxSteps} steps without reaching an answer.`

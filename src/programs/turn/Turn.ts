@@ -322,9 +322,9 @@ const lastThoughtCut = (state: TurnState.TurnState): boolean => {
 
 /** A call the gate did not let run: its step recorded; how the turn ends because of it, or null to go on. */
 const refused = Effect.fnUntraced(function*(t: TurnContext, call: ToolCall, given: Exclude<Gate, Run>) {
-  // Arguments that are not JSON because the model's output limit cut them: the model is told so, or it would
-  // write the same long call again, be cut again, and end the turn as tool_hallucination.
-  const gated = given._tag === "Invalid" && call.raw_arguments !== undefined && lastThoughtCut(yield* t.state)
+  // A call the model's output limit cut (its JSON unfinished, or, where the provider parses it, fields missing): the
+  // model is told so, or it would write the same long call again, be cut again, and end as tool_hallucination.
+  const gated = given._tag === "Invalid" && lastThoughtCut(yield* t.state)
     ? Gate.Invalid({ call: given.call, validation: given.validation, message: `${given.message}\n${cutArgumentsHint}` })
     : given
   const step = actionStep(gated)
