@@ -9,6 +9,7 @@ import { makeAnthropicProvider } from "../../../src/layers/llm/AnthropicProvider
 import { makePricing } from "../../../src/layers/llm/Pricing.js"
 import { localServer, type ReceivedRequest, refusedUrl, type Reply } from "../../support/LocalServer.js"
 import { recordingTracer } from "../../support/Tracing.js"
+import { cutEmojiRequest } from "./support.js"
 
 const fixture = (file: string): string =>
   readFileSync(new URL(`../../fixtures/anthropic/${file}`, import.meta.url), "utf8")
@@ -283,23 +284,7 @@ describe("AnthropicProvider", () => {
 
     it.scoped("a cut emoji (a lone surrogate) goes as U+FFFD: the API refuses a body with one (no low surrogate)", () =>
       Effect.gen(function*() {
-        const messages: ReadonlyArray<Message> = [
-          { role: "user", content: "ends cut \ud83d" },
-          { role: "assistant", content: "", toolCalls: [{ id: "toolu_1", name: "weather", args: { city: "Rome" } }] },
-          {
-            role: "tool",
-            toolCallId: "toolu_1",
-            name: "weather",
-            content: "\ude00 starts cut, 😀 whole",
-            isError: false
-          }
-        ]
-        const system = [{ name: "memory", text: "note \udbff", stable: true }]
-        const { requests } = yield* answer([{ body: fixture("nonstream-text.json") }], {
-          ...simpleRequest,
-          system,
-          messages
-        })
+        const { requests } = yield* answer([{ body: fixture("nonstream-text.json") }], cutEmojiRequest("toolu_1"))
         const body = sentBody(requests)
         assert.deepStrictEqual(body.system, [{
           type: "text",
@@ -308,6 +293,7 @@ describe("AnthropicProvider", () => {
         }])
         assert.strictEqual(body.messages[0].content, "ends cut \ufffd")
         assert.strictEqual(body.messages[2].content[0].content, "\ufffd starts cut, 😀 whole")
+        assert.deepStrictEqual(body.messages[3].content, [{ type: "text", text: "half \ufffd" }])
       }))
 
     it.scoped("consecutive user messages are merged into one, tool results first", () =>

@@ -8,6 +8,7 @@ import type { LlmRequest } from "../../../src/domain/LlmTypes.js"
 import { makeOpenAiProvider } from "../../../src/layers/llm/OpenAiProvider.js"
 import { localServer, type ReceivedRequest, refusedUrl, type Reply } from "../../support/LocalServer.js"
 import { recordingTracer } from "../../support/Tracing.js"
+import { cutEmojiRequest } from "./support.js"
 
 const KEY = "sk-test-5f3c0e7a9b1d4c2e8f6a"
 /** The tier layer enforces timeouts; the provider is handed the budget and does not time itself. */
@@ -176,23 +177,7 @@ layer(NodeHttpClient.layerUndici)("OpenAiProvider: the request on the wire", (it
   it.scoped("a cut emoji (a lone surrogate) goes as U+FFFD, never as an escape a strict JSON parser refuses", () =>
     Effect.gen(function*() {
       const { provider, requests } = yield* serve([{ body: fixture("nonstream-text-plain.json") }])
-      yield* provider.generate({
-        tier: "frontier",
-        system: [{ name: "memory", text: "note \udbff", stable: true }],
-        messages: [
-          { role: "user", content: "ends cut \ud83d" },
-          { role: "assistant", content: "", toolCalls: [{ id: "call_a", name: "weather", args: { city: "Rome" } }] },
-          {
-            role: "tool",
-            toolCallId: "call_a",
-            name: "weather",
-            content: "\ude00 starts cut, 😀 whole",
-            isError: false
-          },
-          { role: "assistant", content: "half \ud83d", toolCalls: [] }
-        ],
-        tools: []
-      }, TIMEOUT)
+      yield* provider.generate(cutEmojiRequest("call_a"), TIMEOUT)
       const body = sentBody(requests[0]!) as { messages: ReadonlyArray<{ content: string }> }
       assert.deepStrictEqual(body.messages.map((message) => message.content), [
         "note \ufffd",

@@ -79,3 +79,16 @@ export const settle = <A, E>(effect: Effect.Effect<A, E>) =>
     for (let i = 0; i < 10_000 && Option.isNone(yield* Fiber.poll(fiber)); i++) yield* TestClock.adjust("100 millis")
     return yield* Fiber.join(fiber)
   }).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+
+/** A request with half of an emoji (a lone surrogate) in each kind of text it carries: what the wire must mend. */
+export const cutEmojiRequest = (callId: string): LlmRequest => ({
+  tier: "frontier",
+  system: [{ name: "memory", text: "note \udbff", stable: true }],
+  messages: [
+    { role: "user", content: "ends cut \ud83d" },
+    { role: "assistant", content: "", toolCalls: [{ id: callId, name: "weather", args: { city: "Rome" } }] },
+    { role: "tool", toolCallId: callId, name: "weather", content: "\ude00 starts cut, 😀 whole", isError: false },
+    { role: "assistant", content: "half \ud83d", toolCalls: [] }
+  ],
+  tools: []
+})
