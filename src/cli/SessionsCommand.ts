@@ -1,6 +1,7 @@
 import { Clock, Console, Effect, Option } from "effect"
 import * as NodeOs from "node:os"
 import type { SessionInfo, SessionTurn } from "../domain/Session.js"
+import { truncateEnd } from "../domain/Text.js"
 import { isoAt } from "../domain/Time.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { type SessionDetail, Sessions } from "../services/Sessions.js"
@@ -9,7 +10,7 @@ import { printForPeople } from "./Output.js"
 const excerpt = (text: string | null, max = 80): string => {
   if (text === null) return "(no answer)"
   const line = text.replace(/\s+/g, " ").trim()
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
+  return line.length <= max ? line : truncateEnd(line, max - 1)
 }
 
 /** The share of the prompt tokens read from the provider's cache, when any prompt tokens were counted. */

@@ -1,6 +1,7 @@
 import { canonicalJson } from "./ArgsHash.js"
 import type { ActionStep, ExecutionTrace, Outcome, TraceStep } from "./ExecutionTrace.js"
 import type { ReplayProbe, RequestMismatch } from "./ReplayProbe.js"
+import { truncateEnd } from "./Text.js"
 
 /** Where a replay first departs from its recording. */
 export type DivergenceKind = "request" | "step" | "tool_call" | "decision" | "result" | "outcome" | "answer"
@@ -192,7 +193,7 @@ export const compareTraces = (
 
 const show = (value: unknown): string => {
   const text = typeof value === "string" ? value : JSON.stringify(value) ?? "null"
-  return text.length > 400 ? `${text.slice(0, 400)}…` : text
+  return truncateEnd(text, 400)
 }
 
 /** A replay report as a person reads it. */

@@ -1,5 +1,6 @@
 import { JSONSchema, ParseResult } from "effect"
 import type { Schema } from "effect"
+import { cutAt } from "./Text.js"
 
 type JsonSchema = Readonly<Record<string, unknown>>
 
@@ -53,7 +54,7 @@ export const describeSchema = (schema: JsonSchema): string => {
 
 const describeValue = (value: unknown): string => {
   const json = JSON.stringify(value)
-  return json === undefined ? String(value) : json.length > 60 ? `${json.slice(0, 57)}...` : json
+  return json === undefined ? String(value) : json.length > 60 ? `${cutAt(json, 57)}...` : json
 }
 
 /** One line per problem, naming the argument: missing, unexpected, or of the wrong type. */

@@ -1,5 +1,6 @@
 import type { AuditRecordOf } from "./AuditRecord.js"
 import type { ActionStep, ExecutionTrace } from "./ExecutionTrace.js"
+import { cutAt } from "./Text.js"
 import { isoAt } from "./Time.js"
 
 const iso = (trace: ExecutionTrace, field: "started_at" | "finished_at"): string => {
@@ -12,7 +13,7 @@ const summary = (step: ActionStep): string => {
   const text = args !== null && typeof args === "object" && "path" in args && typeof args.path === "string"
     ? args.path
     : JSON.stringify(args) ?? ""
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text
+  return text.length > 80 ? `${cutAt(text, 77)}...` : text
 }
 
 const outcomeOf = (step: ActionStep): string => {
