@@ -11,7 +11,7 @@ import { Secrets } from "../../services/Secrets.js"
 import { ToolRegistry, type Validated } from "../../services/ToolRegistry.js"
 import { makeFsTools } from "./FsTools.js"
 import { makeMemoryNoteTool } from "./MemoryNoteTool.js"
-import { nowTool } from "./NowTool.js"
+import { makeNowTool } from "./NowTool.js"
 import { makeShellRunTool } from "./ShellRunTool.js"
 import { makeWebFetchTool } from "./WebFetchTool.js"
 
@@ -135,7 +135,7 @@ export const builtinTools = Effect.gen(function*() {
   const memoryNote = yield* makeMemoryNoteTool
   const web = config.tools.web ? [makeWebFetchTool(config.web)] : []
   const shell = config.tools.shell ? [yield* makeShellRunTool(config.shell)] : []
-  return [...fsTools, nowTool, memoryNote, ...web, ...shell] satisfies ReadonlyArray<Tool>
+  return [...fsTools, makeNowTool(config.budget.timeZone), memoryNote, ...web, ...shell] satisfies ReadonlyArray<Tool>
 })
 
 /** The built-in tools plus `extra`. */
