@@ -4,6 +4,7 @@ import type { SessionInfo, SessionTurn } from "../domain/Session.js"
 import { truncateEnd } from "../domain/Text.js"
 import { isoAt } from "../domain/Time.js"
 import { AuditLog } from "../services/AuditLog.js"
+import { PlanCache } from "../services/PlanCache.js"
 import { type SessionDetail, Sessions } from "../services/Sessions.js"
 import { printForPeople } from "./Output.js"
 
@@ -74,8 +75,9 @@ const cliSender = (): string => {
 }
 
 /**
- * `myclaw sessions forget ID`: the session's stored turns and summaries are deleted (its traces and audit
- * records stay), and the deletion is an audit record.
+ * `myclaw sessions forget ID`: the session's stored turns and summaries are deleted, and the cached plans its turns
+ * made (each holds a request and an answer of the session); its traces and audit records stay. The deletion is an
+ * audit record.
  */
 export const sessionsForget = (sessionId: string) =>
   Effect.gen(function*() {
@@ -89,6 +91,18 @@ export const sessionsForget = (sessionId: string) =>
     // Refused before anything is deleted when the deletion cannot be recorded.
     yield* audit.ready
     const deleted = yield* sessions.forget(sessionId)
+    const made = shown.value.turns.map((turn) => turn.trace_id)
+    const plans = yield* (yield* PlanCache).forgetMadeBy(made).pipe(
+      Effect.catchAll((error) =>
+        Effect.as(
+          Console.error(
+            `myclaw: the cached plans made from its turns were not dropped (${error.message}); myclaw plans list ` +
+              "shows them and myclaw plans forget ID drops one"
+          ),
+          0
+        )
+      )
+    )
     yield* audit.append({
       kind: "session_forgotten",
       at: isoAt(yield* Clock.currentTimeMillis),
@@ -98,7 +112,9 @@ export const sessionsForget = (sessionId: string) =>
       turns_deleted: deleted
     })
     yield* Console.log(
-      `session ${sessionId}: ${deleted} turns and their summaries deleted; its traces and audit records stay`
+      `session ${sessionId}: ${deleted} turns and their summaries deleted, and ${plans} cached plan${
+        plans === 1 ? "" : "s"
+      } made from them; its traces and audit records stay`
     )
     return 0
   })

@@ -15,7 +15,7 @@ export const usage = `Usage:
   myclaw budget                                    today's spend, the caps, what remains, when it resets
   myclaw budget override --until HH:MM --reason "..."   lift the hard cap until HH:MM today (audited)
   myclaw sessions list | show ID | forget ID       the sessions; one with its turns and cache share; delete
-                                                   one's stored turns and summaries (audited; traces stay)
+                                                   one's stored turns, summaries and plans (audited; traces stay)
   myclaw secrets set NAME                          store a secret, its value read from stdin (audited)
   myclaw secrets list                              the stored secrets: names and last change, never values
   myclaw secrets rm NAME                           remove a secret (audited)

@@ -17,4 +17,6 @@ export class PlanCache extends Context.Tag("myclaw/PlanCache")<PlanCache, {
   readonly get: (id: string) => Effect.Effect<Option.Option<CachedPlan>, PlanCacheError>
   /** True when there was such a plan. */
   readonly forget: (id: string) => Effect.Effect<boolean, PlanCacheError>
+  /** Drops the plans these turns made (by their trace ids): a forgotten session's requests go with it. How many. */
+  readonly forgetMadeBy: (traceIds: ReadonlyArray<string>) => Effect.Effect<number, PlanCacheError>
 }>() {}

@@ -47,4 +47,26 @@ describe("myclaw sessions", () => {
       }),
     240_000
   )
+
+  it.scoped(
+    "forget also drops the cached plans its turns made (their requests and answers); others stay",
+    () =>
+      Effect.gen(function*() {
+        const listing = { toolCalls: [{ name: "fs_list", args: {} }] }
+        const home = yield* workspaceWith([listing, { text: "A secret plan." }, listing, { text: "Other." }])
+        const env = { MYCLAW_HOME: home }
+        assert.strictEqual((yield* myclaw(["chat", "list my private folder", "--session", "s1"], env)).code, 0)
+        assert.strictEqual((yield* myclaw(["chat", "list the shared folder", "--session", "s2"], env)).code, 0)
+        const before = yield* myclaw(["plans", "list"], env)
+        assert.include(before.stdout, "list my private folder")
+        assert.include(before.stdout, "list the shared folder")
+        const forgotten = yield* myclaw(["sessions", "forget", "s1"], env)
+        assert.strictEqual(forgotten.code, 0, forgotten.stderr)
+        assert.include(forgotten.stdout, "1 turns and their summaries deleted, and 1 cached plan made from them")
+        const after = yield* myclaw(["plans", "list"], env)
+        assert.notInclude(after.stdout, "list my private folder")
+        assert.include(after.stdout, "list the shared folder")
+      }),
+    240_000
+  )
 })

@@ -120,7 +120,18 @@ export const makePlanCache = (file: string, fsync: "always" | "batch" = "always"
         sql<{ id: string }>`DELETE FROM plans WHERE id = ${id} RETURNING id`.pipe(
           Effect.map((rows) => rows.length > 0),
           Effect.mapError(failed)
-        )
+        ),
+      // In chunks, under SQLite's bound on a statement's parameters.
+      forgetMadeBy: (traceIds) =>
+        Effect.reduce(
+          Array.from({ length: Math.ceil(traceIds.length / 500) }, (_, i) => traceIds.slice(i * 500, i * 500 + 500)),
+          0,
+          (deleted, chunk) =>
+            Effect.map(
+              sql<{ id: string }>`DELETE FROM plans WHERE source_trace IN ${sql.in(chunk)} RETURNING id`,
+              (rows) => deleted + rows.length
+            )
+        ).pipe(Effect.mapError(failed))
     })
   })
 
@@ -132,7 +143,8 @@ const unavailable = (error: PlanCacheError) =>
     list: Effect.fail(error),
     save: () => Effect.fail(error),
     used: () => Effect.fail(error),
-    forget: () => Effect.fail(error)
+    forget: () => Effect.fail(error),
+    forgetMadeBy: () => Effect.fail(error)
   })
 
 /** The workspace's plan cache, `.state/plans.sqlite` (created at start; one that cannot be opened is logged). */
@@ -182,6 +194,7 @@ export const PlanCacheNone = Layer.succeed(
         last_used_at: null
       }),
     used: () => Effect.void,
-    forget: () => Effect.succeed(false)
+    forget: () => Effect.succeed(false),
+    forgetMadeBy: () => Effect.succeed(0)
   })
 )
