@@ -1,7 +1,7 @@
+import { cutAt } from "./Text.js"
+
 /** Telegram refuses a message longer than this (UTF-16 code units after entity parsing). */
 export const TELEGRAM_TEXT_LIMIT = 4096
-
-const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
 
 /**
  * `text` cut into messages of at most `limit` code units, in order, losing nothing: each cut at the last paragraph
@@ -25,7 +25,7 @@ export const splitMessage = (text: string, limit: number = TELEGRAM_TEXT_LIMIT):
         break
       }
     }
-    if (cut < 0) cut = isHighSurrogate(rest.charCodeAt(limit - 1)) ? limit - 1 : limit
+    if (cut < 0) cut = cutAt(rest, limit).length
     const part = rest.slice(0, cut)
     if (part.trim() !== "") parts.push(part)
     rest = rest.slice(cut)
