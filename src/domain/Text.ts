@@ -8,6 +8,16 @@ export const cutAt = (text: string, max: number): string => {
   return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max)
 }
 
+/** The encoding a byte order mark at the start of `bytes` declares, if there is one. */
+export const byteOrderMark = (bytes: Uint8Array): "utf-8" | "utf-16le" | "utf-16be" | undefined =>
+  bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+    ? "utf-8"
+    : bytes[0] === 0xff && bytes[1] === 0xfe
+    ? "utf-16le"
+    : bytes[0] === 0xfe && bytes[1] === 0xff
+    ? "utf-16be"
+    : undefined
+
 /** At most `max` characters of `text`, an ellipsis marking a cut (never inside a surrogate pair). */
 export const truncateEnd = (text: string, max: number): string => text.length <= max ? text : `${cutAt(text, max)}…`
 

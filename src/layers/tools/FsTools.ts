@@ -3,6 +3,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Either, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { ToolExecutionError } from "../../domain/Errors.js"
+import { byteOrderMark } from "../../domain/Text.js"
 import { defineTool } from "../../domain/Tool.js"
 import { Workspace } from "../../services/Workspace.js"
 
@@ -23,10 +24,9 @@ const failure = (tool: string, path: string) => (error: PlatformError) =>
  * in UTF-8 holds. Reading such a file as text would give the model pages of U+FFFD, and keep them in the trace.
  */
 const decodeText = (bytes: Uint8Array): string | undefined => {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes)
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes)
-  if (bytes.subarray(0, 8000).includes(0)) return undefined
-  return new TextDecoder("utf-8").decode(bytes)
+  const marked = byteOrderMark(bytes)
+  if (marked === undefined && bytes.subarray(0, 8000).includes(0)) return undefined
+  return new TextDecoder(marked ?? "utf-8").decode(bytes)
 }
 
 /** fs_read, fs_list and fs_write, confined to the workspace (no `..`, no symlink escape). */

@@ -4,6 +4,7 @@ import type { LookupFunction } from "node:net"
 import { forbiddenAddress, isIpLiteral, obscuredIpv4 } from "../../domain/AddressClass.js"
 import { ToolExecutionError } from "../../domain/Errors.js"
 import { canonicalHost } from "../../domain/Hosts.js"
+import { byteOrderMark } from "../../domain/Text.js"
 import { defineTool, type ToolOutput } from "../../domain/Tool.js"
 import { htmlToText } from "./HtmlText.js"
 
@@ -64,9 +65,8 @@ const fail = (message: string) => new ToolExecutionError({ tool: TOOL, message }
  * UTF-8.
  */
 const encodingOf = (bytes: Buffer, contentType: string, html: boolean): string => {
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "utf-8"
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be"
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le"
+  const marked = byteOrderMark(bytes)
+  if (marked !== undefined) return marked
   const declared = /charset\s*=\s*["']?([^"';\s]+)/i.exec(contentType)?.[1]
   if (declared !== undefined) return declared
   if (!html) return "utf-8"
