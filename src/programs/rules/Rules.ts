@@ -36,7 +36,8 @@ export const decide = Effect.fnUntraced(function*(name: string, input: TurnInput
     case "budget":
       return answer(name, yield* budgetLine)
     case "status": {
-      const running = yield* (yield* RunningTurns).count
+      // The turn asking is among those counted: the owner wants to know what else runs.
+      const running = Math.max(0, (yield* (yield* RunningTurns).count) - 1)
       const tools = (yield* ToolRegistry).tools.length
       return answer(
         name,

@@ -21,7 +21,8 @@ describe("deterministic rules", () => {
       assert.strictEqual(thoughts(budget).length, 0)
       const status = yield* turn("  /status@myclaw_bot ")
       assert.strictEqual(status.path, "rule")
-      assert.include(status.final_response ?? "", "running turns: 1")
+      // Its own turn is not counted: nothing else runs.
+      assert.include(status.final_response ?? "", "running turns: 0\n")
       assert.strictEqual(llm.requests.length, 0)
     }).pipe(Effect.provide(TestLayer({ llm: llm.layer })))
   })
