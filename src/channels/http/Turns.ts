@@ -1,6 +1,6 @@
 import { HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Cause, Duration, Effect, Exit, Fiber, FiberSet, Option, ParseResult, Schema, Stream } from "effect"
+import { Cause, Duration, Effect, Either, Exit, Fiber, FiberSet, Option, ParseResult, Schema, Stream } from "effect"
 import * as NodeHttp from "node:http"
 import { isAbsentAlternative } from "../../domain/ConfigProblems.js"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
@@ -8,8 +8,11 @@ import { type ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js
 import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { truncateEnd } from "../../domain/Text.js"
 import { waitCleanedUp } from "../../programs/AsyncWait.js"
+import { makeOneAtATime } from "../../programs/OneAtATime.js"
+import { IMMEDIATE_RULES, ruleCommand } from "../../programs/rules/Rules.js"
 import { UNRECORDED } from "../../programs/turn/Messages.js"
-import { AgentRuntime } from "../../services/AgentRuntime.js"
+import { type TurnProgress, TurnProgressListener } from "../../programs/turn/Progress.js"
+import { AgentRuntime, type TurnInput } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
 
 const Identifier = (max: number) =>
@@ -138,6 +141,8 @@ export const makeTurns = Effect.gen(function*() {
   const ids = yield* IdGenerator
   // The turns in flight, so that a shutdown can wait for them, then interrupt them (closed with the scope).
   const running = yield* FiberSet.make<ExecutionTrace, TraceStoreError>()
+  // The turns of one session run in the order they came, each seeing those before it in its history.
+  const sessions = makeOneAtATime()
   let draining = false
 
   /**
@@ -162,13 +167,60 @@ export const makeTurns = Effect.gen(function*() {
       yield* FiberSet.awaitEmpty(running)
     })
 
+  const shuttingDown = HttpServerResponse.unsafeJson(
+    { error: "shutting_down", message: "the service is stopping: no new turns" },
+    { status: 503, headers: { "retry-after": "5" } }
+  )
+
+  /** Runs the turn and answers with its trace. */
+  const runTurn = (input: TurnInput) =>
+    Effect.gen(function*() {
+      // A turn that waited for its session while the service began to stop is not started.
+      if (draining) return shuttingDown
+      // A turn interrupted by /stop ends user_aborted with a trace, but its fiber ends interrupted: its trace is
+      // the one it reports closed.
+      let closed: ExecutionTrace | undefined
+      const listen = (progress: TurnProgress) =>
+        Effect.sync(() => {
+          if (progress._tag === "Closed") closed = progress.trace
+        })
+      const turn = yield* FiberSet.run(running, Effect.locally(runtime.handle(input), TurnProgressListener, listen))
+      // A client that goes away interrupts its turn (which then ends user_aborted and releases its budget).
+      const exit = yield* Fiber.await(turn).pipe(Effect.onInterrupt(() => Fiber.interrupt(turn)))
+      const interrupted = Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)
+      // Stopped by /stop: answered with its trace. Interrupted by the shutdown: the caller is told so.
+      const stopped = interrupted && !draining ? closed : undefined
+      if (interrupted && stopped === undefined) {
+        return HttpServerResponse.unsafeJson(
+          {
+            error: "shutting_down",
+            message: "the service stopped before the turn ended; it is recorded as user_aborted"
+          },
+          { status: 503 }
+        )
+      }
+      const trace = stopped === undefined ? yield* Effect.either(exit) : Either.right(stopped)
+      if (trace._tag === "Left") {
+        yield* Effect.logError("POST /v1/turns: the trace could not be persisted", trace.left)
+        return HttpServerResponse.unsafeJson(
+          { error: "trace_store", ...encodeTraceStoreError(trace.left) },
+          { status: 500 }
+        )
+      }
+      const unrecorded = trace.right.metadata[UNRECORDED]
+      if (typeof unrecorded === "string") {
+        // Refused before any model was paid: the audit log cannot be written.
+        return HttpServerResponse.unsafeJson({
+          error: "unrecorded",
+          message: `the turn was not run: the audit log cannot be written (${unrecorded})`,
+          trace: JSON.parse(traceToJson(trace.right)) as unknown
+        }, { status: 503 })
+      }
+      return HttpServerResponse.text(traceToJson(trace.right), { contentType: "application/json" })
+    })
+
   const handle = Effect.gen(function*() {
-    if (draining) {
-      return HttpServerResponse.unsafeJson(
-        { error: "shutting_down", message: "the service is stopping: no new turns" },
-        { status: 503, headers: { "retry-after": "5" } }
-      )
-    }
+    if (draining) return shuttingDown
     const request = yield* HttpServerRequest.HttpServerRequest
     const type = mediaType(request.headers["content-type"])
     if (!isJson(type)) {
@@ -203,43 +255,25 @@ export const makeTurns = Effect.gen(function*() {
       )
     }
     const body = decoded.right
-    const turn = yield* FiberSet.run(
-      running,
-      runtime.handle({
-        userMessage: body.message,
-        sessionId: body.session_id ?? `http-${yield* ids.next("session")}`,
-        channel: httpChannel(body.channel)
-      })
+    const input: TurnInput = {
+      userMessage: body.message,
+      sessionId: body.session_id ?? `http-${yield* ids.next("session")}`,
+      channel: httpChannel(body.channel)
+    }
+    // A new session has nothing to wait for; /stop, /status and /budget act on what runs, so they never wait.
+    const rule = ruleCommand(body.message)
+    if (body.session_id === undefined || (rule !== undefined && IMMEDIATE_RULES.has(rule.name))) {
+      return yield* runTurn(input)
+    }
+    return yield* sessions.run(
+      input.sessionId,
+      runTurn(input),
+      (ahead) =>
+        Effect.logInfo(
+          `POST /v1/turns: session ${input.sessionId} is busy; this turn waits for the turn before it ` +
+            `(${ahead} ahead of it)`
+        )
     )
-    // A client that goes away interrupts its turn (which then ends user_aborted and releases its budget).
-    const exit = yield* Fiber.await(turn).pipe(Effect.onInterrupt(() => Fiber.interrupt(turn)))
-    if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
-      return HttpServerResponse.unsafeJson(
-        {
-          error: "shutting_down",
-          message: "the service stopped before the turn ended; it is recorded as user_aborted"
-        },
-        { status: 503 }
-      )
-    }
-    const trace = yield* Effect.either(exit)
-    if (trace._tag === "Left") {
-      yield* Effect.logError("POST /v1/turns: the trace could not be persisted", trace.left)
-      return HttpServerResponse.unsafeJson(
-        { error: "trace_store", ...encodeTraceStoreError(trace.left) },
-        { status: 500 }
-      )
-    }
-    const unrecorded = trace.right.metadata[UNRECORDED]
-    if (typeof unrecorded === "string") {
-      // Refused before any model was paid: the audit log cannot be written.
-      return HttpServerResponse.unsafeJson({
-        error: "unrecorded",
-        message: `the turn was not run: the audit log cannot be written (${unrecorded})`,
-        trace: JSON.parse(traceToJson(trace.right)) as unknown
-      }, { status: 503 })
-    }
-    return HttpServerResponse.text(traceToJson(trace.right), { contentType: "application/json" })
   })
   return { handle, drain }
 })

@@ -9,7 +9,7 @@ import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import type { TelegramConfig } from "../../domain/TelegramConfig.js"
 import { sanitizeFileName, splitMessage } from "../../domain/TelegramText.js"
 import { dailyDigest } from "../../programs/Digest.js"
-import { RULES } from "../../programs/rules/Rules.js"
+import { IMMEDIATE_RULES, RULES } from "../../programs/rules/Rules.js"
 import { TurnProgressListener } from "../../programs/turn/Progress.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { ApprovalRouter } from "../../services/ApprovalRouter.js"
@@ -68,7 +68,7 @@ const HELP = [
  * Commands the channel leaves to the turn's rules; /stop, /budget and /status act on the chat itself. /new is a
  * rule: it is stored in the chat's session, so the new conversation survives a restart.
  */
-const SHARED_RULES = new Set(RULES.filter((name) => !["stop", "budget", "status"].includes(name)))
+const SHARED_RULES = new Set(RULES.filter((name) => !IMMEDIATE_RULES.has(name)))
 
 const REFUSAL = "Sorry, this is a private assistant: I only talk to its owner."
 
@@ -197,7 +197,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
                   seen.step = event.step
                   seen.maxSteps = event.maxSteps
                   seen.tool = null
-                } else {
+                } else if (event._tag === "Tool") {
                   seen.tool = event.name
                 }
               })),

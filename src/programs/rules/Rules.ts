@@ -18,6 +18,12 @@ export const ruleCommand = (text: string): { readonly name: string; readonly arg
 /** The commands answered by a rule, the same on every channel. */
 export const RULES: ReadonlyArray<string> = ["stop", "new", "budget", "status", "undo", "resume"]
 
+/**
+ * The rules answered at once, even while a turn of the session runs: they read or stop what runs. The others
+ * (`/new`, `/undo`, `/resume`) change or read the conversation, so they take their place in it.
+ */
+export const IMMEDIATE_RULES: ReadonlySet<string> = new Set(["stop", "budget", "status"])
+
 const answer = (rule: string, response: string, metadata?: Readonly<Record<string, unknown>>) =>
   RuleDecision.Answer({ rule, outcome: "success", response, ...(metadata === undefined ? {} : { metadata }) })
 

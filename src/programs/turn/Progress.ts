@@ -1,9 +1,15 @@
 import { Effect, type Fiber, FiberRef } from "effect"
+import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
 
-/** What a running turn is doing, for a channel that shows progress: a new step, or a tool starting. */
+/**
+ * What a running turn is doing, for a channel that shows progress: a new step, a tool starting, and last its
+ * trace, closed and persisted, however the turn ended (a turn that `/stop` interrupts returns no trace: its fiber
+ * ends interrupted).
+ */
 export type TurnProgress =
   | { readonly _tag: "Step"; readonly step: number; readonly maxSteps: number }
   | { readonly _tag: "Tool"; readonly name: string }
+  | { readonly _tag: "Closed"; readonly trace: ExecutionTrace }
 
 /** The listener of a turn that nobody watches. */
 const silent = (_progress: TurnProgress): Effect.Effect<void> => Effect.void

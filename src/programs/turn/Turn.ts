@@ -665,7 +665,9 @@ const finishTurn = (
   const closed = t.current()
   const close = () => {
     const trace = TurnState.toTrace(closed, t.runtime.clock.unsafeCurrentTimeMillis(), drawn.all(), t.budgetReads.all())
-    return Effect.as(t.sink.close(trace), trace)
+    return t.listener === undefined
+      ? Effect.as(t.sink.close(trace), trace)
+      : Effect.zipRight(t.sink.close(trace), Effect.as(t.listener({ _tag: "Closed", trace }), trace))
   }
   // The trace's end is read once the plan is kept.
   return t.config.plans.enabled ? Effect.zipRight(rememberPlan(closed), Effect.suspend(close)) : close()

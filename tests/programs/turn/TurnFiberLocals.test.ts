@@ -79,11 +79,18 @@ describe("a turn's fiber-local settings", () => {
       yield* TestClock.adjust("5 seconds")
       const trace = yield* Fiber.join(turn)
       assert.deepStrictEqual(
-        heard.map((event) => event._tag === "Step" ? `step ${event.step}` : `tool ${event.name}`),
+        heard.map((event) =>
+          event._tag === "Step"
+            ? `step ${event.step}`
+            : event._tag === "Tool"
+            ? `tool ${event.name}`
+            : `closed ${event.trace.trace_id === trace.trace_id}`
+        ),
         [
           "step 1",
           "tool note",
-          "step 2"
+          "step 2",
+          "closed true"
         ]
       )
       const action = trace.steps.find((step): step is ActionStep => step.kind === "action")
