@@ -16,6 +16,11 @@ const TOOL = "shell_run"
 const SHELL = "/bin/sh"
 /** How long a process group has to end after SIGTERM before SIGKILL. */
 const GRACE = Duration.seconds(2)
+/**
+ * How long the output is read after the command ended. Its group is killed then, so its pipes close at once,
+ * unless a process that left the group (`setsid`, a daemon) holds them: they are closed after this.
+ */
+const DRAIN = Duration.seconds(1)
 
 /** The whole environment of a command: nothing is inherited, so no key or token of the runtime reaches it. */
 const environment = (home: string): Record<string, string> => ({
@@ -27,6 +32,8 @@ const environment = (home: string): Record<string, string> => ({
 interface Ended {
   readonly code: number | null
   readonly signal: string | null
+  /** A process outside the command's group still held its output when the command ended. */
+  readonly held: boolean
 }
 
 const killGroup = (pid: number | undefined, signal: NodeJS.Signals) => {
@@ -53,6 +60,8 @@ export const makeShellRunTool = (options: ShellRunOptions) =>
       Effect.gen(function*() {
         const output = headTail(options.maxOutputBytes)
         const closed = yield* Deferred.make<Ended, ToolExecutionError>()
+        const exited = yield* Deferred.make<void>()
+        const pipes = { held: false }
         // Node's process module loads with the first command run, not with the tool.
         const NodeChild = yield* Effect.promise(() => import("node:child_process"))
         const child = yield* Effect.acquireRelease(
@@ -63,14 +72,15 @@ export const makeShellRunTool = (options: ShellRunOptions) =>
               detached: true,
               stdio: ["ignore", "pipe", "pipe"]
             })
-            let ended: Ended = { code: null, signal: null }
+            let ended: Omit<Ended, "held"> = { code: null, signal: null }
             child.stdout.on("data", output.write)
             child.stderr.on("data", output.write)
             child.on("exit", (code, signal) => {
               ended = { code, signal }
               killGroup(child.pid, "SIGKILL")
+              Deferred.unsafeDone(exited, Effect.void)
             })
-            child.on("close", () => Deferred.unsafeDone(closed, Effect.succeed(ended)))
+            child.on("close", () => Deferred.unsafeDone(closed, Effect.succeed({ ...ended, held: pipes.held })))
             child.on("error", (error) =>
               Deferred.unsafeDone(
                 closed,
@@ -81,6 +91,16 @@ export const makeShellRunTool = (options: ShellRunOptions) =>
             return child
           }),
           (child) => Effect.sync(() => killGroup(child.pid, "SIGKILL"))
+        )
+        // The pipes a process outside the group still holds are closed (which ends the call) soon after the command.
+        yield* Deferred.await(exited).pipe(
+          Effect.zipRight(Effect.sleep(DRAIN)),
+          Effect.zipRight(Effect.sync(() => {
+            pipes.held = true
+            child.stdout.destroy()
+            child.stderr.destroy()
+          })),
+          Effect.forkScoped
         )
         const stop = Effect.gen(function*() {
           killGroup(child.pid, "SIGTERM")
@@ -138,11 +158,19 @@ const describe = (
   const { ended, output, seconds, timedOut } = outcome
   const source = `shell:${command}`
   const how = timedOut
-    ? `timed out after ${seconds} s: the command and every process it started were killed`
+    ? `timed out after ${seconds} s: the command and every process ${
+      ended.held ? "of its group" : "it started"
+    } were killed`
     : ended.signal !== null
     ? `killed by ${ended.signal}`
     : `exit code ${ended.code}`
-  const body = output.total === 0 ? `${how}, no output` : `${how}\n${output.text}`
+  // Told in the content's first line: the model reads a note only with a partial result.
+  const held = ended.held
+    ? `; a process it started left its process group (setsid, a daemon) and still held the output ${
+      Duration.format(DRAIN)
+    } later: it was not stopped, and what it writes now is not read`
+    : ""
+  const body = output.total === 0 ? `${how}${held}, no output` : `${how}${held}\n${output.text}`
   if (timedOut || ended.code !== 0) return { status: "failed", content: body, source }
   if (output.cut > 0) {
     const note = `output cut: ${output.cut} of ${output.total} bytes left out in the middle`

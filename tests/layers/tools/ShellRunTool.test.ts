@@ -53,6 +53,30 @@ describe("shell_run", () => {
     20_000
   )
 
+  it.live(
+    "a process that leaves the group (setsid) and keeps the output open does not hold the call until its timeout",
+    () =>
+      Effect.gen(function*() {
+        const command = "setsid sh -c 'echo $$; exec sleep 30' & sleep 0.2; echo started"
+        const call = yield* shell({ command, timeout_s: 60 }).pipe(
+          Effect.timeoutFail({ duration: "12 seconds", onTimeout: () => "the call did not end when the command did" })
+        )
+        const out = output(call)
+        const escaped = Number(out.content.split("\n")[1])
+        try {
+          assert.strictEqual(out.status, "success", out.content)
+          assert.match(
+            out.content,
+            /^exit code 0; a process it started left its process group \(setsid, a daemon\) and still held the output 1s later: it was not stopped, and what it writes now is not read\n\d+\nstarted\n$/
+          )
+          assert.isFalse(dead(escaped), "a process outside the group is not the tool's to kill")
+        } finally {
+          if (escaped > 0) process.kill(escaped, "SIGKILL")
+        }
+      }).pipe(Effect.provide(Env)),
+    20_000
+  )
+
   it.live("its environment holds no inherited variable: no API key, HOME is the workspace", () =>
     Effect.gen(function*() {
       const saved = process.env.OPENAI_API_KEY
