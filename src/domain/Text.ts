@@ -51,6 +51,20 @@ export const lineDiff = (before: string, after: string, max: number): string => 
 }
 
 const hidden = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu
+const hasHidden = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u
+
+/**
+ * A name (a file's) as one token a reader can copy back: as it is when it is plain; otherwise, when it holds a
+ * control, format or line-separator character (a line break, a bidirectional override), has a space at an end or
+ * starts with a quote, as a JSON string, those characters written `\uXXXX`.
+ */
+export const quotedWhenHidden = (name: string): string =>
+  !hasHidden.test(name) && name.trim() === name && !name.startsWith("\"")
+    ? name
+    : JSON.stringify(name).replace(
+      hidden,
+      (c) => c.split("").map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")
+    )
 
 /** C0 and C1 control characters but tab and newline: those a terminal acts on (ESC and CSI open its commands). */
 const terminalControls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g

@@ -3,7 +3,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Effect, Either, Option, Schema } from "effect"
 import * as NodePath from "node:path"
 import { ToolExecutionError } from "../../domain/Errors.js"
-import { byteOrderMark } from "../../domain/Text.js"
+import { byteOrderMark, quotedWhenHidden } from "../../domain/Text.js"
 import { defineTool } from "../../domain/Tool.js"
 import { Workspace } from "../../services/Workspace.js"
 
@@ -99,9 +99,12 @@ export const makeFsTools = Effect.gen(function*() {
         const names = yield* fs.readDirectory(dir).pipe(Effect.mapError(failure("fs_list", rel)))
         const entries = yield* Effect.forEach(names.sort().slice(0, MAX_ENTRIES), (name) =>
           fs.stat(NodePath.join(dir, name)).pipe(
-            Effect.map((info) => (info.type === "Directory" ? `${name}/` : `${name} (${info.size} bytes)`)),
+            Effect.map((info) => {
+              const shown = quotedWhenHidden(name)
+              return info.type === "Directory" ? `${shown}/` : `${shown} (${info.size} bytes)`
+            }),
             Effect.orElseSucceed(() =>
-              name
+              quotedWhenHidden(name)
             )
           ))
         const source = `dir:${rel}`

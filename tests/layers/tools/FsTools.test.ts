@@ -147,6 +147,30 @@ describe("fs_list", () => {
       })
     ))
 
+  it.scoped("a name with a line break, a control or bidi character, or spaces at an end is listed as a JSON string", () =>
+    inWorkspace(({ fs, root }) =>
+      Effect.gen(function*() {
+        yield* fs.makeDirectory(NodePath.join(root, "odd"))
+        yield* fs.writeFileString(NodePath.join(root, "odd/plain.md"), "p")
+        yield* fs.writeFileString(NodePath.join(root, "odd/fake (1 bytes)\nsecret.md"), "abc")
+        yield* fs.writeFileString(NodePath.join(root, "odd/ padded.md"), "")
+        yield* fs.writeFileString(NodePath.join(root, "odd/invoice\u202Efdp.exe"), "x")
+        const listed = yield* run("fs_list", { path: "odd" })
+        assert.strictEqual(
+          listed.content,
+          [
+            "\" padded.md\" (0 bytes)",
+            "\"fake (1 bytes)\\nsecret.md\" (3 bytes)",
+            "\"invoice\\u202efdp.exe\" (1 bytes)",
+            "plain.md (1 bytes)"
+          ].join("\n")
+        )
+        // What the model copies back (a JSON string in its arguments) names the file.
+        const name = JSON.parse(listed.content.split("\n")[1]!.replace(/ \(3 bytes\)$/, "")) as string
+        assert.strictEqual((yield* run("fs_read", { path: `odd/${name}` })).content, "abc")
+      })
+    ))
+
   it.scoped("lists the root by default", () =>
     inWorkspace(() =>
       Effect.gen(function*() {
