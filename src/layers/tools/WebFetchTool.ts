@@ -1,6 +1,7 @@
 import { Duration, Effect, Schema } from "effect"
 import * as NodeHttp from "node:http"
 import type { LookupFunction } from "node:net"
+import type * as NodeZlib from "node:zlib"
 import { forbiddenAddress, isIpLiteral, obscuredIpv4 } from "../../domain/AddressClass.js"
 import { ToolExecutionError } from "../../domain/Errors.js"
 import { canonicalHost } from "../../domain/Hosts.js"
@@ -99,6 +100,32 @@ const decode = (bytes: Buffer, contentType: string, html: boolean, cut: boolean)
   return cut ? text.replace(/\uFFFD+$/, "") : text
 }
 
+/** zlib, loaded with the first fetch, like the TLS client (a command that never fetches does without). */
+const loadZlib = Effect.promise(() => import("node:zlib"))
+
+/** A zlib header (RFC 1950): deflate method, a window size, and a check on the first two bytes. */
+const zlibHeader = (first: Buffer) => first.length >= 2 && (first[0]! & 0x0f) === 8 && first.readUInt16BE(0) % 31 === 0
+
+/**
+ * The decompressor of a `Content-Encoding`, made from the body's first bytes; undefined for an encoding not read.
+ */
+const decompressorFor = (
+  zlib: typeof NodeZlib,
+  encoding: string
+): ((first: Buffer) => NodeZlib.Zlib & NodeJS.ReadWriteStream) | undefined => {
+  switch (encoding) {
+    case "gzip":
+    case "x-gzip":
+      return () => zlib.createGunzip()
+    case "deflate":
+      return (first) => zlibHeader(first) ? zlib.createInflate() : zlib.createInflateRaw()
+    case "br":
+      return () => zlib.createBrotliDecompress()
+    default:
+      return undefined
+  }
+}
+
 /**
  * `web_fetch`: a GET over http or https that reaches only public addresses (or those the configuration allows),
  * judged on every address a name resolves to, when the connection is made, and again at every redirect.
@@ -134,9 +161,10 @@ export const makeWebFetchTool = (options: WebFetchOptions) => {
   const clientFor = (url: URL): Effect.Effect<Pick<typeof NodeHttp, "request">> =>
     url.protocol === "https:" ? Effect.promise(() => import("node:https")) : Effect.succeed(NodeHttp)
 
-  const hop = (url: URL, limit: number) => Effect.flatMap(clientFor(url), (client) => hopWith(client, url, limit))
+  const hop = (url: URL, limit: number) =>
+    Effect.flatMap(Effect.zip(clientFor(url), loadZlib), ([client, zlib]) => hopWith(client, zlib, url, limit))
 
-  const hopWith = (client: Pick<typeof NodeHttp, "request">, url: URL, limit: number) =>
+  const hopWith = (client: Pick<typeof NodeHttp, "request">, zlib: typeof NodeZlib, url: URL, limit: number) =>
     Effect.async<Hop, ToolExecutionError>((resume) => {
       const refusal: { reason?: string } = {}
       let settled = false
@@ -171,24 +199,48 @@ export const makeWebFetchTool = (options: WebFetchOptions) => {
           response.destroy()
           return settle(Effect.fail(fail(`${url.href} is ${mediaType || "of no stated type"}, not text: not read`)))
         }
+        // Asked for none, a server may still compress: the body is read decompressed, the limit counting what
+        // comes out (a small body that inflates to gigabytes is cut like a large one).
+        const encoding = (response.headers["content-encoding"] ?? "").trim().toLowerCase()
+        const decompressor = encoding === "" || encoding === "identity" ? null : decompressorFor(zlib, encoding)
+        if (decompressor === undefined) {
+          response.destroy()
+          return settle(Effect.fail(fail(`${url.href} is sent encoded as ${encoding}: not read`)))
+        }
+        let decoder: NodeZlib.Zlib & NodeJS.ReadWriteStream | undefined
         const chunks: Array<Buffer> = []
         let size = 0
-        response.on("data", (chunk: Buffer) => {
+        const receive = (chunk: Buffer) => {
           const room = limit - size
           if (chunk.length > room) {
             chunks.push(chunk.subarray(0, room))
             response.destroy()
+            decoder?.close()
             return settle(
               Effect.succeed({ _tag: "Body", status, contentType, bytes: Buffer.concat(chunks), cut: true })
             )
           }
           chunks.push(chunk)
           size += chunk.length
+        }
+        const finish = () =>
+          settle(Effect.succeed({ _tag: "Body", status, contentType, bytes: Buffer.concat(chunks), cut: false }))
+        response.on("data", (chunk: Buffer) => {
+          if (decompressor === null) return receive(chunk)
+          if (decoder === undefined) {
+            // Made on the first bytes: HTTP's deflate comes with or without its zlib header.
+            decoder = decompressor(chunk)
+            decoder.on("data", receive)
+            decoder.once("end", finish)
+            decoder.once(
+              "error",
+              (error) =>
+                settle(Effect.fail(fail(`${url.href} could not be decompressed (${encoding}): ${error.message}`)))
+            )
+          }
+          decoder.write(chunk)
         })
-        response.on(
-          "end",
-          () => settle(Effect.succeed({ _tag: "Body", status, contentType, bytes: Buffer.concat(chunks), cut: false }))
-        )
+        response.on("end", () => decoder === undefined ? finish() : decoder.end())
         response.on("error", (error) => settle(Effect.fail(fail(`${url.href}: ${error.message}`))))
       })
       request.on("error", (error) =>

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
+import * as Zlib from "node:zlib"
 import type { ToolOutput } from "../../../src/domain/Tool.js"
 import { TestLayer } from "../../../src/layers/Test.js"
 import { makeWebFetchTool, type Resolver, type WebFetchOptions } from "../../../src/layers/tools/WebFetchTool.js"
@@ -156,6 +157,51 @@ describe("web_fetch content", () => {
       assert.include(out.content, "é".repeat(500))
       assert.notInclude(out.content, "é".repeat(501))
       assert.notInclude(out.content, "\uFFFD")
+    }))
+
+  it.scoped("a body sent compressed though it was not asked to be is decompressed, and cut at max_bytes decompressed", () =>
+    Effect.gen(function*() {
+      const text = "Città di Roma — compressed page. ".repeat(40)
+      const encodings: Record<string, (body: Buffer) => Buffer> = {
+        "/gzip": Zlib.gzipSync,
+        "/x-gzip": Zlib.gzipSync,
+        "/deflate": Zlib.deflateSync,
+        "/raw-deflate": Zlib.deflateRawSync,
+        "/br": Zlib.brotliCompressSync
+      }
+      const names: Record<string, string> = { "/x-gzip": "x-gzip", "/raw-deflate": "deflate" }
+      const site = yield* server("127.0.0.1", (req, res) => {
+        const path = req.url ?? ""
+        if (path === "/bomb") {
+          res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" })
+          return res.end(Zlib.gzipSync(Buffer.alloc(20_000_000, "a")))
+        }
+        if (path === "/zstd") {
+          res.writeHead(200, { "content-type": "text/plain", "content-encoding": "zstd" })
+          return res.end(Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 0]))
+        }
+        if (path === "/corrupt") {
+          res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" })
+          return res.end(Buffer.from("not gzip at all"))
+        }
+        const encoding = names[path] ?? path.slice(1)
+        res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-encoding": encoding })
+        res.end(encodings[path]!(Buffer.from(text)))
+      })
+      const base = `http://127.0.0.1:${site.port}`
+      for (const path of Object.keys(encodings)) {
+        const out = Either.getOrThrow(yield* fetchWith(allowLocal, { url: `${base}${path}` }))
+        assert.strictEqual(out.status, "success", path)
+        assert.include(out.content, text.trim(), path)
+      }
+      const bomb = Either.getOrThrow(yield* fetchWith(allowLocal, { url: `${base}/bomb`, max_bytes: 1001 }))
+      assert.strictEqual(bomb.status, "partial")
+      assert.include(bomb.content, `${"a".repeat(1001)}\n[cut at 1001 bytes`)
+      assert.match(refusal(yield* fetchWith(allowLocal, { url: `${base}/zstd` })), /is sent encoded as zstd: not read/)
+      assert.match(
+        refusal(yield* fetchWith(allowLocal, { url: `${base}/corrupt` })),
+        /could not be decompressed \(gzip\)/
+      )
     }))
 
   it.scoped("a page's encoding is read from its BOM, its header, else its <meta> (as browsers do); UTF-8 by default", () =>
