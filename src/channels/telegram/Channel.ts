@@ -21,6 +21,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
 import { callApi, makeApi, TelegramError } from "./Api.js"
 import { makeTelegramApprovals } from "./Approvals.js"
+import { framedText, isForwarded } from "./Framing.js"
 import { makeOutbox } from "./Outbox.js"
 import { makePairing } from "./Pairing.js"
 import { classify, type TgMessage, type TgUser, updateIdOf } from "./Updates.js"
@@ -419,20 +420,28 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         }
         const chat = yield* chatFor(message.chat.id)
         const text = message.text ?? message.caption
-        const parsed = text === undefined ? null : command.exec(text.trim())
+        // A forwarded "/new" is someone else's text, not the owner's command.
+        const parsed = text === undefined || isForwarded(message) ? null : command.exec(text.trim())
         // A command answered by a shared rule (/undo, /resume) is a turn like any message: traced, gated.
         if (parsed !== null && !SHARED_RULES.has(parsed[1]!.toLowerCase())) return yield* onCommand(chat, parsed[1]!)
         const upload = uploadOf(message)
         if (upload !== undefined) {
           return yield* Queue.offer(chat.queue, {
-            text: receiveFile(chat, upload, message.caption),
+            text: receiveFile(
+              chat,
+              upload,
+              message.caption === undefined ? undefined : framedText(message, message.caption)
+            ),
             channel: identityOf(user)
           })
         }
         if (text === undefined || text.trim() === "") {
           return yield* reply(chat.chatId, "I can read text messages.")
         }
-        yield* Queue.offer(chat.queue, { text: Effect.succeed(Option.some(text)), channel: identityOf(user) })
+        yield* Queue.offer(chat.queue, {
+          text: Effect.succeed(Option.some(framedText(message, text))),
+          channel: identityOf(user)
+        })
       })
 
     /** One raw update: never fails, never waits for a turn (work that calls the API runs in its own fiber). */

@@ -37,7 +37,11 @@ export const TgMessage = Schema.Struct({
   text: Schema.optional(Schema.String),
   caption: Schema.optional(Schema.String),
   document: Schema.optional(TgDocument),
-  photo: Schema.optional(Schema.Array(TgPhotoSize))
+  photo: Schema.optional(Schema.Array(TgPhotoSize)),
+  /** Its context, read leniently where it is used: a shape not foreseen never makes the message malformed. */
+  forward_origin: Schema.optional(Schema.Unknown),
+  reply_to_message: Schema.optional(Schema.Unknown),
+  quote: Schema.optional(Schema.Unknown)
 })
 export type TgMessage = typeof TgMessage.Type
 
