@@ -21,7 +21,7 @@ import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { Workspace } from "../../services/Workspace.js"
 import { callApi, makeApi, TelegramError } from "./Api.js"
 import { makeTelegramApprovals } from "./Approvals.js"
-import { framedText, isForwarded } from "./Framing.js"
+import { framedText, isForwarded, withLinks } from "./Framing.js"
 import { makeOutbox } from "./Outbox.js"
 import { makePairing } from "./Pairing.js"
 import { classify, type TgMessage, type TgUser, updateIdOf } from "./Updates.js"
@@ -430,7 +430,9 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
             text: receiveFile(
               chat,
               upload,
-              message.caption === undefined ? undefined : framedText(message, message.caption)
+              message.caption === undefined
+                ? undefined
+                : framedText(message, withLinks(message.caption, message.caption_entities))
             ),
             channel: identityOf(user)
           })
@@ -439,7 +441,10 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           return yield* reply(chat.chatId, "I can read text messages.")
         }
         yield* Queue.offer(chat.queue, {
-          text: Effect.succeed(Option.some(framedText(message, text))),
+          text: Effect.succeed(Option.some(framedText(
+            message,
+            message.text === undefined ? withLinks(text, message.caption_entities) : withLinks(text, message.entities)
+          ))),
           channel: identityOf(user)
         })
       })

@@ -30,10 +30,18 @@ type Origin = typeof Origin.Type
 const Replied = Schema.Struct({
   from: Schema.optional(Person),
   text: Schema.optional(Schema.String),
+  entities: Schema.optional(Schema.Unknown),
   caption: Schema.optional(Schema.String),
+  caption_entities: Schema.optional(Schema.Unknown),
   forward_origin: Schema.optional(Schema.Unknown)
 })
 const Quote = Schema.Struct({ text: Schema.String })
+const Entities = Schema.Array(Schema.Struct({
+  type: Schema.String,
+  offset: Schema.Int,
+  length: Schema.Int,
+  url: Schema.optional(Schema.String)
+}))
 
 const lenient = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = onFirstCall(() => Schema.decodeUnknownEither(schema))
@@ -46,6 +54,27 @@ const lenient = <A, I>(schema: Schema.Schema<A, I>) => {
 const originOf = lenient(Origin)
 const repliedOf = lenient(Replied)
 const quoteOf = lenient(Quote)
+const entitiesOf = lenient(Entities)
+
+/**
+ * The text with the address of each link set under words (`text_link`) written after them, as `words (url)`:
+ * otherwise the address is lost (entity offsets count UTF-16 units, as JavaScript strings do).
+ */
+export const withLinks = (text: string, entities: unknown): string => {
+  const links = (entitiesOf(entities) ?? [])
+    .filter((entity) =>
+      entity.type === "text_link" && entity.url !== undefined && entity.offset >= 0 && entity.length > 0 &&
+      entity.offset + entity.length <= text.length
+    )
+    .sort((a, b) => b.offset + b.length - (a.offset + a.length))
+  let out = text
+  for (const link of links) {
+    const end = link.offset + link.length
+    if (out.slice(link.offset, end).trim() === link.url) continue
+    out = `${out.slice(0, end)} (${link.url})${out.slice(end)}`
+  }
+  return out
+}
 
 /** The context fields of a message, as the update carries them. */
 export interface MessageContext {
@@ -104,7 +133,9 @@ const inReplyTo = (context: MessageContext): string | undefined => {
   const replied = repliedOf(context.reply_to_message)
   if (replied === undefined) return undefined
   const part = quoteOf(context.quote)?.text
-  const whole = replied.text ?? replied.caption
+  const whole = replied.text === undefined
+    ? replied.caption === undefined ? undefined : withLinks(replied.caption, replied.caption_entities)
+    : withLinks(replied.text, replied.entities)
   const shown = part ?? whole
   if (shown === undefined || shown.trim() === "") return undefined
   if (replied.forward_origin !== undefined) {

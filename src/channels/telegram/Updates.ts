@@ -39,6 +39,8 @@ export const TgMessage = Schema.Struct({
   document: Schema.optional(TgDocument),
   photo: Schema.optional(Schema.Array(TgPhotoSize)),
   /** Its context, read leniently where it is used: a shape not foreseen never makes the message malformed. */
+  entities: Schema.optional(Schema.Unknown),
+  caption_entities: Schema.optional(Schema.Unknown),
   forward_origin: Schema.optional(Schema.Unknown),
   reply_to_message: Schema.optional(Schema.Unknown),
   quote: Schema.optional(Schema.Unknown)

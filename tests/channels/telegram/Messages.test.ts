@@ -58,6 +58,41 @@ describe("Telegram channel: messages", () => {
       ])
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Noted." }, { text: "Noted." }, { text: "Noted." }] }))))
 
+  it.scoped("a link under words (text_link) keeps its address: the model can follow it", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      fake.files.set("documents/p1", Buffer.from("jpeg"))
+      yield* startBot(fake)
+      const linked = textMessage(OWNER, "read this article 🙂 and the docs please", 1)
+      fake.push({
+        message: {
+          ...linked.message,
+          entities: [
+            { type: "bold", offset: 0, length: 4 },
+            { type: "text_link", offset: 5, length: 12, url: "https://example.org/a?b=1" },
+            { type: "text_link", offset: 29, length: 4, url: "https://docs.example.org/" }
+          ]
+        }
+      })
+      const captioned = {
+        message_id: 2,
+        from: OWNER,
+        chat: linked.message.chat,
+        date: 1602575048,
+        caption: "see here",
+        caption_entities: [{ type: "text_link", offset: 4, length: 4, url: "https://example.org/c" }],
+        photo: [{ file_id: "p1", file_unique_id: "u1", width: 90, height: 90, file_size: 3 }]
+      }
+      fake.push({ message: captioned })
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      const said = (yield* (yield* RecordedTraces).all).map((trace) => trace.user_message)
+      assert.strictEqual(
+        said[0],
+        "read this article (https://example.org/a?b=1) 🙂 and the docs (https://docs.example.org/) please"
+      )
+      assert.match(said[1] ?? "", /^see here \(https:\/\/example\.org\/c\)\n\n\[The owner sent a file/)
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "ok" }, { text: "ok" }] }))))
+
   it.scoped("a reply carries the message it answers (or the part quoted), saying whose it was", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi
