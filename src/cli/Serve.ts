@@ -4,6 +4,7 @@ import { TelegramLive } from "../channels/telegram/Live.js"
 import { HttpLive } from "../http/Server.js"
 import * as Compose from "../layers/Compose.js"
 import { MainLayer } from "../layers/Main.js"
+import { OwnerNoticesLive } from "../layers/OwnerNoticesLive.js"
 import { TelemetryLive } from "../layers/Telemetry.js"
 import { BackupScheduleLive } from "../programs/BackupSchedule.js"
 import { DigestScheduleLive } from "../programs/Digest.js"
@@ -18,6 +19,7 @@ const HttpWithTelegram = HttpLive.pipe(Compose.provide(TelegramLive))
  */
 export const serve = Layer.launch(
   Compose.mergeAll(DigestScheduleLive, BackupScheduleLive, TerminalAnswering, HttpWithTelegram).pipe(
+    Compose.provide(OwnerNoticesLive),
     Compose.provide(MainLayer)
   )
 ).pipe(Effect.provide(TelemetryLive))

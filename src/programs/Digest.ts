@@ -4,6 +4,7 @@ import { isoAt, localDay, localDayBounds } from "../domain/Time.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Llm } from "../services/Llm.js"
 import { MyclawConfig } from "../services/MyclawConfig.js"
+import { OwnerNotices } from "../services/OwnerNotices.js"
 import { everyDay } from "./Daily.js"
 import { digestFacts, isDigestDay, keepsNumbers, renderDigest } from "./digest/DigestText.js"
 
@@ -97,9 +98,20 @@ export const DigestSchedule = <R>(deliver: (digest: Digest) => Effect.Effect<voi
     yield* Effect.forkScoped(Effect.provide(everyDay(dailyAt, timeZone, "daily digest", once), context))
   }))
 
-/** Delivery to the log, until the owner's channel (Telegram) takes it. */
+/** Delivery to the log. */
 export const logDigest = (digest: Digest) =>
   Effect.logInfo(digest.text).pipe(Effect.annotateLogs({ digest_day: digest.day, polished: digest.polished }))
 
-/** What `myclaw serve` runs: the daily digest, delivered to the log. */
-export const DigestScheduleLive = DigestSchedule(logDigest)
+/** Delivery to the log, and to the owner on each of the owner's channels that runs (Telegram). */
+export const deliverDigest = (digest: Digest) =>
+  Effect.zipRight(
+    logDigest(digest),
+    Effect.flatMap(OwnerNotices, (notices) =>
+      Effect.flatMap(notices.notify(digest.text), (channels) =>
+        channels.length === 0
+          ? Effect.void
+          : Effect.logInfo(`daily digest of ${digest.day} sent to the owner on ${channels.join(", ")}`)))
+  )
+
+/** What `myclaw serve` runs: the daily digest, delivered to the log and to the owner's channels. */
+export const DigestScheduleLive = DigestSchedule(deliverDigest)

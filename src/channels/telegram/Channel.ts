@@ -18,6 +18,7 @@ import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
 import { Llm } from "../../services/Llm.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
+import { OwnerNotices } from "../../services/OwnerNotices.js"
 import { Workspace } from "../../services/Workspace.js"
 import { callApi, makeApi, TelegramError } from "./Api.js"
 import { makeTelegramApprovals } from "./Approvals.js"
@@ -143,6 +144,14 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
       return Scope.extend(router.answerFrom(telegramApprovals.answering(ownerForms)), scope)
     })
     yield* answerForOwners
+    // Notices for the owner (the daily digest) come to each owner's private chat.
+    const notices = yield* Effect.serviceOption(OwnerNotices)
+    if (Option.isSome(notices)) {
+      yield* notices.value.register(
+        "telegram",
+        (text) => Effect.forEach([...owners], (owner) => out.sendText(owner, text), { discard: true })
+      )
+    }
 
     /** One status message while a long turn runs, edited as it goes: the step, the tool running, the time. */
     const showProgress = (chatId: number, seen: Seen, shown: { messageId: number | undefined }) =>
