@@ -435,7 +435,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         if (parsed !== null && !SHARED_RULES.has(parsed[1]!.toLowerCase())) return yield* onCommand(chat, parsed[1]!)
         const upload = uploadOf(message)
         if (upload !== undefined) {
-          return yield* Queue.offer(chat.queue, {
+          yield* Queue.offer(chat.queue, {
             text: receiveFile(
               chat,
               upload,
@@ -445,6 +445,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
             ),
             channel: identityOf(user)
           })
+          return yield* tellWhenAQuestionWaits(chat)
         }
         if (text === undefined || text.trim() === "") {
           return yield* reply(chat.chatId, "I can read text messages.")
@@ -456,6 +457,23 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           ))),
           channel: identityOf(user)
         })
+        yield* tellWhenAQuestionWaits(chat)
+      })
+
+    /**
+     * A message that comes while the chat's turn waits for the owner's answer waits behind it (a "yes" typed
+     * there answers nothing): the owner is told to use the question's buttons.
+     */
+    const tellWhenAQuestionWaits = (chat: ChatState) =>
+      Effect.gen(function*() {
+        if (chat.current === undefined) return
+        const waiting = (yield* approvals.pending).some((pending) => pending.request.sessionId === chat.session)
+        if (!waiting) return
+        yield* reply(
+          chat.chatId,
+          "Your earlier request is waiting for your answer: use the buttons on its question (or /stop). " +
+            "I will read this message after it."
+        )
       })
 
     /** One raw update: never fails, never waits for a turn (work that calls the API runs in its own fiber). */

@@ -111,6 +111,30 @@ describe("Telegram channel: approvals with inline buttons", () => {
       assert.deepStrictEqual(answers(fake), ["✅ Approved once"])
     }).pipe(Effect.provide(telegramGraph({ script: writeScript }))))
 
+  it.scoped("a message typed while a question waits is told to use the buttons, and is read after the turn", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "write it", 1))
+      const { call, messageId } = yield* question(fake)
+      fake.push(textMessage(OWNER, "yes", 2))
+      const told = yield* fake.awaitCall((c) => c.method === "sendMessage" && buttonsOf(c).length === 0)
+      assert.strictEqual(told.payload.chat_id, OWNER.id)
+      assert.strictEqual(
+        textOf(told.payload),
+        "Your earlier request is waiting for your answer: use the buttons on its question (or /stop). " +
+          "I will read this message after it."
+      )
+      fake.push(buttonPress(OWNER, button(call, "Approve"), messageId))
+      yield* fake.awaitCall((c) => c.method === "sendMessage" && textOf(c.payload) === "written")
+      yield* fake.awaitCall((c) => c.method === "sendMessage" && textOf(c.payload) === "ok")
+      const traces = yield* (yield* RecordedTraces).all
+      assert.deepStrictEqual(traces.map((trace) => [trace.user_message, trace.outcome]), [
+        ["write it", "success"],
+        ["yes", "success"]
+      ])
+    }).pipe(Effect.provide(telegramGraph({ script: [...writeScript, { text: "ok" }] }))))
+
   // The arguments are shown up to 1,500 characters: here an emoji straddles that cut.
   const argsPrefix = JSON.stringify({ path: "notes/a.md", content: "" }).length - 2
   const emojiContent = `${"x".repeat(1499 - argsPrefix)}${"😀".repeat(50)}`
