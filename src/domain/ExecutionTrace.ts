@@ -18,7 +18,8 @@ export const outcomes: ReadonlyArray<Outcome> = Outcome.literals
 export const Tier = Schema.Literal("frontier", "local-fast")
 export type Tier = typeof Tier.Type
 
-export const FinishReason = Schema.Literal("stop", "tool_call", "length", "other")
+/** Why a model stopped: as OpenTelemetry's GenAI conventions name it (`content_filter`: its provider stopped it). */
+export const FinishReason = Schema.Literal("stop", "tool_call", "length", "content_filter", "other")
 export type FinishReason = typeof FinishReason.Type
 
 /** An LLM attempt that failed before the answer (a retry, or a failover to the next provider). */

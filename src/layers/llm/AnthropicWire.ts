@@ -164,7 +164,10 @@ export const finishReason = (stopReason: string | null | undefined): FinishReaso
     case "tool_use":
       return "tool_call"
     case "max_tokens":
+    case "model_context_window_exceeded":
       return "length"
+    case "refusal":
+      return "content_filter"
     default:
       return "other"
   }

@@ -50,6 +50,8 @@ const finishReason = (raw: string | null | undefined, hasToolCalls: boolean): Fi
       return "tool_call"
     case "length":
       return "length"
+    case "content_filter":
+      return "content_filter"
     default:
       return raw == null && hasToolCalls ? "tool_call" : "other"
   }

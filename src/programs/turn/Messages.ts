@@ -47,6 +47,12 @@ export const answerText = (text: string, finishReason: FinishReason): string => 
         "maxTokens in myclaw.json, or ask for something shorter."
       : `${text}\n\n(This answer was cut at the model's output limit: its maxTokens in myclaw.json.)`
   }
+  if (finishReason === "content_filter") {
+    return empty
+      ? "This answer was stopped by the model's provider (its safety filter, or the model declined) before any " +
+        "text. Rephrase, or ask something else."
+      : `${text}\n\n(This answer was stopped by the model's provider, its safety filter, before it ended.)`
+  }
   return empty ? "The model gave no answer (an empty reply). Ask again, or rephrase." : text
 }
 

@@ -156,6 +156,16 @@ describe("AnthropicProvider", () => {
         assert.isTrue(response.text.startsWith("Hello!"))
       }))
 
+    it.scoped("stop_reason refusal is content_filter; model_context_window_exceeded is length (derived)", () =>
+      Effect.gen(function*() {
+        const refused = { ...fixtureJson("nonstream-text.json"), stop_reason: "refusal" }
+        const full = { ...fixtureJson("nonstream-text.json"), stop_reason: "model_context_window_exceeded" }
+        const { response: first } = yield* answer([{ body: refused }])
+        assert.strictEqual(first.finishReason, "content_filter")
+        const { response: second } = yield* answer([{ body: full }])
+        assert.strictEqual(second.finishReason, "length")
+      }))
+
     it.scoped("cache writes and reads are counted as input, reads as cached, and priced so (derived usage)", () =>
       Effect.gen(function*() {
         const text = fixtureJson("nonstream-text.json")

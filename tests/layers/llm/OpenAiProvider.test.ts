@@ -369,7 +369,8 @@ layer(NodeHttpClient.layerUndici)("OpenAiProvider: tolerant decoding", (it) => {
       assert.strictEqual(yield* withReason("nonstream-tool-call.json", "function_call"), "tool_call")
       assert.strictEqual(yield* withReason("nonstream-tool-call.json", null), "tool_call")
       assert.strictEqual(yield* withReason("nonstream-text-plain.json", null), "other")
-      assert.strictEqual(yield* withReason("nonstream-text-plain.json", "content_filter"), "other")
+      assert.strictEqual(yield* withReason("nonstream-text-plain.json", "content_filter"), "content_filter")
+      assert.strictEqual(yield* withReason("nonstream-text-plain.json", "something_new"), "other")
     }))
 })
 

@@ -39,6 +39,16 @@ describe("an answer that is empty, or cut at the model's output limit", () => {
       assert.notInclude(second?.kind === "action" ? second.validation_error : "", "output limit")
     }))
 
+  it.scoped("an answer the provider's filter stopped (empty, or cut) says so", () =>
+    Effect.gen(function*() {
+      const empty = yield* answerTo([{ text: "", finishReason: "content_filter" }])
+      assert.strictEqual(empty.outcome, "success")
+      assert.include(empty.final_response ?? "", "stopped by the model's provider")
+      const cut = yield* answerTo([{ text: "Here is how to", finishReason: "content_filter" }])
+      assert.isTrue((cut.final_response ?? "").startsWith("Here is how to\n\n"))
+      assert.include(cut.final_response ?? "", "stopped by the model's provider")
+    }))
+
   it.scoped("an empty answer (a refusal, a filter) says the model gave none; a whole answer is left as it is", () =>
     Effect.gen(function*() {
       const empty = yield* answerTo([{ text: "  \n", finishReason: "other" }])
