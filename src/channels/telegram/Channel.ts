@@ -6,6 +6,7 @@ import { renderBudget } from "../../cli/BudgetCommand.js"
 import { messageOf } from "../../domain/Errors.js"
 import { INBOX_DIR } from "../../domain/Inbox.js"
 import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
+import type { QuotedText } from "../../domain/Quoted.js"
 import type { TelegramConfig } from "../../domain/TelegramConfig.js"
 import { sanitizeFileName, splitMessage } from "../../domain/TelegramText.js"
 import { dailyDigest } from "../../programs/Digest.js"
@@ -22,7 +23,7 @@ import { OwnerNotices } from "../../services/OwnerNotices.js"
 import { Workspace } from "../../services/Workspace.js"
 import { callApi, makeApi, TelegramError } from "./Api.js"
 import { makeTelegramApprovals } from "./Approvals.js"
-import { framedText, isForwarded, withLinks } from "./Framing.js"
+import { framed, isForwarded, withLinks } from "./Framing.js"
 import { makeOutbox } from "./Outbox.js"
 import { makePairing } from "./Pairing.js"
 import { classify, type TgMessage, type TgUser, updateIdOf } from "./Updates.js"
@@ -45,6 +46,8 @@ interface Seen {
 interface Job {
   /** The turn's message; an upload is saved first (None when that failed and the owner was told). */
   readonly text: Effect.Effect<Option.Option<string>>
+  /** The parts of it that are not the owner's words (a forwarded message). */
+  readonly quoted: ReadonlyArray<QuotedText>
   readonly channel: string
 }
 
@@ -199,7 +202,12 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         const seen: Seen = { step: 0, maxSteps: 0, tool: null }
         const shown: { messageId: number | undefined } = { messageId: undefined }
         const progress = yield* Effect.fork(showProgress(chat.chatId, seen, shown))
-        const trace = yield* runtime.handle({ userMessage: text.value, sessionId: chat.session, channel: job.channel })
+        const trace = yield* runtime.handle({
+          userMessage: text.value,
+          sessionId: chat.session,
+          channel: job.channel,
+          ...(job.quoted.length === 0 ? {} : { quoted: job.quoted })
+        })
           .pipe(
             Effect.locally(TurnProgressListener, (event) =>
               Effect.sync(() => {
@@ -435,14 +443,12 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         if (parsed !== null && !SHARED_RULES.has(parsed[1]!.toLowerCase())) return yield* onCommand(chat, parsed[1]!)
         const upload = uploadOf(message)
         if (upload !== undefined) {
+          const caption = message.caption === undefined
+            ? undefined
+            : framed(message, withLinks(message.caption, message.caption_entities))
           yield* Queue.offer(chat.queue, {
-            text: receiveFile(
-              chat,
-              upload,
-              message.caption === undefined
-                ? undefined
-                : framedText(message, withLinks(message.caption, message.caption_entities))
-            ),
+            text: receiveFile(chat, upload, caption?.text),
+            quoted: caption?.quoted ?? [],
             channel: identityOf(user)
           })
           return yield* tellWhenAQuestionWaits(chat)
@@ -450,11 +456,13 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         if (text === undefined || text.trim() === "") {
           return yield* reply(chat.chatId, "I can read text messages.")
         }
+        const turn = framed(
+          message,
+          message.text === undefined ? withLinks(text, message.caption_entities) : withLinks(text, message.entities)
+        )
         yield* Queue.offer(chat.queue, {
-          text: Effect.succeed(Option.some(framedText(
-            message,
-            message.text === undefined ? withLinks(text, message.caption_entities) : withLinks(text, message.entities)
-          ))),
+          text: Effect.succeed(Option.some(turn.text)),
+          quoted: turn.quoted,
           channel: identityOf(user)
         })
         yield* tellWhenAQuestionWaits(chat)

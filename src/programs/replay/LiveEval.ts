@@ -2,6 +2,7 @@ import { Context, Effect, Either, Layer } from "effect"
 import { messageOf } from "../../domain/Errors.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
 import { compareLive, type LiveReport } from "../../domain/LiveComparison.js"
+import { quotedOf } from "../../domain/Quoted.js"
 import type { TraceFileError } from "../../domain/TraceFile.js"
 import { describeTraceFileError } from "../../domain/TraceFile.js"
 import { type Foundation, makeAppLayer } from "../../layers/AppLayer.js"
@@ -68,7 +69,8 @@ export const liveEval = <EL, ET>(
             runtime.handle({
               userMessage: recorded.user_message,
               sessionId: recorded.session_id,
-              channel: recorded.channel
+              channel: recorded.channel,
+              quoted: quotedOf(recorded.metadata)
             }),
             CurrentReplay,
             makeReplaySession(recorded, liveTools)

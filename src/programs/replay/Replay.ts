@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { compareTraces, type ReplayReport } from "../../domain/Divergence.js"
 import type { ExecutionTrace } from "../../domain/ExecutionTrace.js"
+import { quotedOf } from "../../domain/Quoted.js"
 import { type Foundation, makeAppLayer } from "../../layers/AppLayer.js"
 import { ApprovalRouterLive } from "../../layers/approvals/ApprovalRouterLive.js"
 import { ApprovalsReplay } from "../../layers/approvals/ApprovalsReplay.js"
@@ -57,7 +58,8 @@ export const makeReplayer = <E>(tools: Layer.Layer<ToolRegistry, E, Foundation |
           runtime.handle({
             userMessage: recorded.user_message,
             sessionId: recorded.session_id,
-            channel: recorded.channel
+            channel: recorded.channel,
+            quoted: quotedOf(recorded.metadata)
           }),
           CurrentReplay,
           session

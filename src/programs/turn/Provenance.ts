@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { hostsIn } from "../../domain/Hosts.js"
 import { suspectInjection } from "../../domain/Injection.js"
+import { ownWords } from "../../domain/Quoted.js"
 import type { Tool } from "../../domain/Tool.js"
 import type { ToolResult } from "../../domain/ToolCall.js"
 import { Policy, type Provenance } from "../../services/Policy.js"
@@ -14,7 +15,10 @@ export const provenanceOf = (state: TurnState): Provenance => ({
     ...state.taint.inherited.filter((s) => !state.taint.sources.includes(s)).map((s) => `${s} (earlier turn)`)
   ],
   untrustedHosts: state.taint.hosts,
-  userMessage: state.input.userMessage
+  // What the owner wrote: a host named only in what the message quotes is not one the owner named.
+  userMessage: state.input.quoted === undefined
+    ? state.input.userMessage
+    : ownWords(state.input.userMessage, state.input.quoted)
 })
 
 /** A failed result still carries outside content when it names its source (a command's output before it failed). */

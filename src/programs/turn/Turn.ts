@@ -4,6 +4,7 @@ import { BudgetExceeded, LlmError } from "../../domain/Errors.js"
 import type { ActionStep, Outcome } from "../../domain/ExecutionTrace.js"
 import type { MessagesFold } from "../../domain/MessagesFold.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { ownWords } from "../../domain/Quoted.js"
 import { messagesChars, type TokenCounting, tokenCountingOf } from "../../domain/Tokens.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
@@ -197,6 +198,7 @@ class TurnContext implements OnAnswered {
     readonly traceId: string
     readonly sessionId: string
     readonly channel: string
+    /** The owner's own words: the message without the text it quotes. */
     readonly userMessage: string
   }
   /** The turn's messages as last counted: each Thought reads only the messages added since. */
@@ -219,8 +221,14 @@ class TurnContext implements OnAnswered {
     this.sink = parts.sink
     this.runtime = parts.runtime
     this.listener = parts.listener
-    const { channel, sessionId, userMessage } = parts.input
-    this.identity = { traceId: parts.traceId, sessionId, channel, userMessage }
+    const { channel, quoted, sessionId, userMessage } = parts.input
+    // The owner's own words: a host a tool result names is vouched for only when the owner named it.
+    this.identity = {
+      traceId: parts.traceId,
+      sessionId,
+      channel,
+      userMessage: quoted === undefined ? userMessage : ownWords(userMessage, quoted)
+    }
     this.turnState = first
   }
 

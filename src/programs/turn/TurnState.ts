@@ -11,7 +11,9 @@ import {
   type TraceStep,
   type TurnPath
 } from "../../domain/ExecutionTrace.js"
+import { hostsIn } from "../../domain/Hosts.js"
 import type { LlmRequest, LlmResponse, Message, SystemBlock } from "../../domain/LlmTypes.js"
+import { ownWords, QUOTED } from "../../domain/Quoted.js"
 import { prefixFingerprints } from "../../domain/RequestFingerprint.js"
 import type { ToolCall } from "../../domain/ToolCall.js"
 import type { TurnInput } from "../../services/AgentRuntime.js"
@@ -88,6 +90,21 @@ const none: ReadonlyArray<never> = Object.freeze([])
 const noMetadata: Readonly<Record<string, unknown>> = Object.freeze({})
 const untainted: Taint = Object.freeze({ sources: none, hosts: noHosts, inherited: none })
 
+/**
+ * A message that quotes someone else's words (a forwarded message) is tainted from its start, by their source; a
+ * host they name that the owner did not is an untrusted one.
+ */
+const quotedTaint = (input: TurnInput): Taint => {
+  const untrusted = (input.quoted ?? []).filter((part) => part.untrusted)
+  if (untrusted.length === 0) return untainted
+  const named = hostsIn(ownWords(input.userMessage, input.quoted))
+  return {
+    sources: [...new Set(untrusted.map((part) => part.source))],
+    hosts: new Set(untrusted.flatMap((part) => hostsIn(part.text)).filter((host) => !named.includes(host))),
+    inherited: none
+  }
+}
+
 export const start = (
   input: TurnInput,
   traceId: string,
@@ -106,8 +123,8 @@ export const start = (
   costUsd: 0,
   invalidStreak: 0,
   forceFrontier: false,
-  taint: untainted,
-  metadata: noMetadata,
+  taint: input.quoted === undefined ? untainted : quotedTaint(input),
+  metadata: input.quoted === undefined ? noMetadata : { [QUOTED]: input.quoted },
   end: null,
   route: null,
   tools,
