@@ -85,11 +85,11 @@ export interface MessageContext {
 }
 
 /** A name someone else chose, as one quoted token (line breaks and quotes cannot end the note it is in). */
-const quoted = (name: string) => JSON.stringify(truncateEnd(name.replace(/\s+/g, " ").trim(), 80))
+const asToken = (name: string) => JSON.stringify(truncateEnd(name.replace(/\s+/g, " ").trim(), 80))
 
 const named = (name: string | undefined, username: string | undefined) => {
   const handle = username === undefined ? undefined : `@${username}`
-  return quoted(name === undefined || name === "" ? handle ?? "someone" : handle ? `${name} (${handle})` : name)
+  return asToken(name === undefined || name === "" ? handle ?? "someone" : handle ? `${name} (${handle})` : name)
 }
 
 const personName = (person: typeof Person.Type) =>
@@ -103,7 +103,7 @@ const chatName = (chat: typeof NamedChat.Type) => named(chat.title ?? chat.first
 /** Who wrote a forwarded message, as the note says it. */
 const authorOf = (origin: Origin): string => {
   if (origin.sender_user !== undefined) return `written by ${personName(origin.sender_user)}`
-  if (origin.sender_user_name !== undefined) return `written by ${quoted(origin.sender_user_name)}`
+  if (origin.sender_user_name !== undefined) return `written by ${asToken(origin.sender_user_name)}`
   if (origin.chat !== undefined) return `posted in the channel ${chatName(origin.chat)}`
   if (origin.sender_chat !== undefined) return `written on behalf of the chat ${chatName(origin.sender_chat)}`
   return "written by someone else"
