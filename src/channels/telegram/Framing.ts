@@ -9,6 +9,7 @@ import { truncateEnd } from "../../domain/Text.js"
  * quoted part of it.
  */
 const Person = Schema.Struct({
+  id: Schema.optional(Schema.Number),
   first_name: Schema.optional(Schema.String),
   last_name: Schema.optional(Schema.String),
   username: Schema.optional(Schema.String),
@@ -79,6 +80,8 @@ export const withLinks = (text: string, entities: unknown): string => {
 
 /** The context fields of a message, as the update carries them. */
 export interface MessageContext {
+  /** Who sent it: a message forwarded from the sender's own account holds the sender's own words. */
+  readonly from?: { readonly id: number } | undefined
   readonly forward_origin?: unknown
   readonly reply_to_message?: unknown
   readonly quote?: unknown
@@ -99,6 +102,10 @@ const personName = (person: typeof Person.Type) =>
   )
 
 const chatName = (chat: typeof NamedChat.Type) => named(chat.title ?? chat.first_name, chat.username)
+
+/** Whether a forwarded message was written by the one who forwards it. */
+const ownedBy = (origin: Origin, context: MessageContext): boolean =>
+  origin.sender_user?.id !== undefined && origin.sender_user.id === context.from?.id
 
 /** Who wrote a forwarded message, as the note says it. */
 const authorOf = (origin: Origin): string => {
@@ -130,6 +137,10 @@ export interface Framed {
 const forwarded = (context: MessageContext, text: string): Framed | undefined => {
   if (context.forward_origin === undefined) return undefined
   const origin = originOf(context.forward_origin)
+  if (origin !== undefined && ownedBy(origin, context)) {
+    // A note to self (Saved Messages) sent on: the owner's own words, still not a command.
+    return { text: `[The owner forwarded their own earlier message${whenOf(origin)}.]\n${quotation(text)}`, quoted: [] }
+  }
   const author = origin === undefined ? "written by someone else" : authorOf(origin)
   const quoted = quotation(text)
   return {
@@ -149,8 +160,9 @@ const inReplyTo = (context: MessageContext): Framed | undefined => {
     : withLinks(replied.text, replied.entities)
   const shown = part ?? whole
   if (shown === undefined || shown.trim() === "") return undefined
-  if (replied.forward_origin !== undefined) {
-    const origin = originOf(replied.forward_origin)
+  const origin = replied.forward_origin === undefined ? undefined : originOf(replied.forward_origin)
+  // A forwarded message is someone else's words, unless the owner wrote it.
+  if (replied.forward_origin !== undefined && !(origin !== undefined && ownedBy(origin, context))) {
     const author = origin === undefined ? "written by someone else" : authorOf(origin)
     const quoted = quotation(shown)
     return {
