@@ -57,7 +57,10 @@ describe("shell_run", () => {
     "a process that leaves the group (setsid) and keeps the output open does not hold the call until its timeout",
     () =>
       Effect.gen(function*() {
-        const command = "setsid sh -c 'echo $$; exec sleep 30' & sleep 0.2; echo started"
+        // setsid, not a group leader here, makes its session in place ($! is the process that escapes); the shell
+        // ends only once the marker says it has left the group (else the group's kill could still reach it).
+        const command = "setsid sh -c 'touch escaped; exec sleep 30' & " +
+          "while [ ! -e escaped ]; do sleep 0.01; done; echo $!; echo started"
         const call = yield* shell({ command, timeout_s: 60 }).pipe(
           Effect.timeoutFail({ duration: "12 seconds", onTimeout: () => "the call did not end when the command did" })
         )
