@@ -38,6 +38,8 @@ export const TgMessage = Schema.Struct({
   caption: Schema.optional(Schema.String),
   document: Schema.optional(TgDocument),
   photo: Schema.optional(Schema.Array(TgPhotoSize)),
+  /** Set on each part of an album (files sent together): Telegram sends every part as its own message. */
+  media_group_id: Schema.optional(Schema.String),
   /** Its context, read leniently where it is used: a shape not foreseen never makes the message malformed. */
   entities: Schema.optional(Schema.Unknown),
   caption_entities: Schema.optional(Schema.Unknown),

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, TestClock } from "effect"
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
@@ -101,4 +101,71 @@ describe("Telegram channel: files", () => {
       assert.isFalse(yield* probeTools.exists(yield* Workspace, "inbox/big.bin"))
       assert.deepStrictEqual(yield* (yield* RecordedTraces).all, [])
     }).pipe(Effect.provide(telegramGraph({ telegram: { inboxMaxBytes: 1024 }, script: [] }))))
+  /** One part of an album: Telegram sends each as its own message, sharing a media_group_id. */
+  const albumPart = (messageId: number, group: string, media: Record<string, unknown>, caption?: string) => ({
+    message: {
+      message_id: messageId,
+      from: OWNER,
+      chat: { id: OWNER.id, first_name: OWNER.first_name, username: OWNER.username, type: "private" },
+      date: 1602575048,
+      media_group_id: group,
+      ...media,
+      ...(caption === undefined ? {} : { caption })
+    }
+  })
+
+  /** Waits until the bot has handled every update pushed so far (it asks for the next offset past them). */
+  const handledUpTo = (fake: FakeBotApi, lastId: number) =>
+    fake.awaitCall((call) => call.method === "getUpdates" && call.payload.offset === lastId + 1)
+
+  it.scoped("an album (photos sent together) is one turn with every file and its caption, not one turn a part", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      for (const id of ["a1", "a2", "a3"]) fake.files.set(`documents/${id}`, Buffer.from(`bytes of ${id}`))
+      yield* startBot(fake)
+      const photo = (id: string) => ({ photo: [{ file_id: `${id}-thumb`, width: 90 }, { file_id: id, width: 800 }] })
+      fake.push(albumPart(51, "13579", photo("a1"), "which of these is sharpest?"))
+      fake.push(albumPart(52, "13579", photo("a2")))
+      const last = fake.push(albumPart(53, "13579", {
+        document: { file_id: "a3", file_unique_id: "u-a3", file_name: "notes.txt", file_size: 11 }
+      }))
+      yield* handledUpTo(fake, last)
+      // Parts keep coming for a moment; the turn starts once none came for a second.
+      yield* TestClock.adjust("2 seconds")
+      const answer = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.strictEqual(textOf(answer.payload), "The second one.")
+      const traces = yield* (yield* RecordedTraces).all
+      assert.strictEqual(traces.length, 1)
+      const said = traces[0]!.user_message
+      assert.match(said, /^which of these is sharpest\?\n\n\[The owner sent 3 files by Telegram, as one album\./)
+      for (const path of ["inbox/photo-51.jpg", "inbox/photo-52.jpg", "inbox/notes.txt"]) assert.include(said, path)
+      assert.strictEqual(yield* probeTools.read(yield* Workspace, "inbox/photo-52.jpg"), "bytes of a2")
+      assert.strictEqual(fake.sent("sendMessage").length, 1)
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "The second one." }] }))))
+
+  it.scoped("a part of an album over the cap is named to the owner; the turn has the others", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      fake.files.set("documents/b1", Buffer.from("small"))
+      yield* startBot(fake)
+      const doc = (id: string, name: string, size: number) => ({
+        document: { file_id: id, file_unique_id: `u-${id}`, file_name: name, file_size: size }
+      })
+      fake.push(albumPart(61, "24680", doc("b1", "small.txt", 5)))
+      const last = fake.push(albumPart(62, "24680", doc("b2", "huge.bin", 4096), "both please"))
+      yield* handledUpTo(fake, last)
+      yield* TestClock.adjust("2 seconds")
+      const refusal = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.include(textOf(refusal.payload), "huge.bin is too large")
+      const answer = yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      assert.strictEqual(textOf(answer.payload), "ok")
+      assert.deepStrictEqual(fake.sent("getFile").map((call) => call.payload.file_id), ["b1"])
+      const said = (yield* (yield* RecordedTraces).all).map((trace) => trace.user_message)
+      assert.strictEqual(said.length, 1)
+      assert.match(
+        said[0]!,
+        /^both please\n\n\[The owner sent a file by Telegram\. It is saved in the workspace as inbox\/small\.txt/
+      )
+      assert.include(said[0]!, "1 more could not be kept: huge.bin (too large)")
+    }).pipe(Effect.provide(telegramGraph({ telegram: { inboxMaxBytes: 1024 }, script: [{ text: "ok" }] }))))
 })
