@@ -8,7 +8,7 @@ import { INBOX_DIR } from "../../domain/Inbox.js"
 import { OWNER_FILE, OWNER_FOLDER } from "../../domain/OwnerOnly.js"
 import type { QuotedText } from "../../domain/Quoted.js"
 import type { TelegramConfig } from "../../domain/TelegramConfig.js"
-import { sanitizeFileName, splitMessage } from "../../domain/TelegramText.js"
+import { sanitizeFileName } from "../../domain/TelegramText.js"
 import { dailyDigest } from "../../programs/Digest.js"
 import { IMMEDIATE_RULES, RULES } from "../../programs/rules/Rules.js"
 import { TurnProgressListener } from "../../programs/turn/Progress.js"
@@ -211,17 +211,27 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         }))
       })
 
-    /** The answer; it replaces the status message when there is one. */
+    /**
+     * The answer, as new messages: Telegram notifies those, never an edit, and a long turn is the one the owner
+     * may have left the chat during. The status message then goes (or says where the answer is, when it cannot).
+     */
     const deliver = (chatId: number, answer: string, progressMessage: number | undefined) =>
       Effect.gen(function*() {
-        if (progressMessage === undefined) return yield* out.sendText(chatId, answer)
-        const [first, ...rest] = splitMessage(answer)
-        yield* out.edit(chatId, progressMessage, first!)
-        for (const part of rest) yield* out.sendText(chatId, part)
+        const sent = yield* out.sendText(chatId, answer)
+        if (progressMessage === undefined) return
+        if (!sent) return yield* out.edit(chatId, progressMessage, answer)
+        if (!(yield* out.remove(chatId, progressMessage))) {
+          yield* out.edit(chatId, progressMessage, "Done: the answer is below.")
+        }
       })
 
-    const runTurn = (chat: ChatState, job: Job) =>
-      Effect.gen(function*() {
+    const runTurn = (chat: ChatState, job: Job) => {
+      // The status message, while there is one: a turn that fails or is stopped takes it away too.
+      const shown: { messageId: number | undefined } = { messageId: undefined }
+      const clearStatus = Effect.suspend(() =>
+        shown.messageId === undefined ? Effect.void : Effect.asVoid(out.remove(chat.chatId, shown.messageId))
+      )
+      return Effect.gen(function*() {
         chatOfChannel.set(job.channel, chat.chatId)
         const typing = yield* Effect.fork(
           Effect.forever(Effect.zipRight(out.typing(chat.chatId), Effect.sleep(Duration.seconds(4))))
@@ -232,7 +242,6 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           return
         }
         const seen: Seen = { step: 0, maxSteps: 0, tool: null }
-        const shown: { messageId: number | undefined } = { messageId: undefined }
         const progress = yield* Effect.fork(showProgress(chat.chatId, seen, shown))
         const trace = yield* runtime.handle({
           userMessage: text.value,
@@ -262,18 +271,20 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.interrupt
-            : Effect.zipRight(
-              Effect.logError(`telegram: a turn in chat ${chat.chatId} failed`, cause),
-              out.sendText(chat.chatId, "Sorry, that failed on my side (it is logged).")
+            : Effect.logError(`telegram: a turn in chat ${chat.chatId} failed`, cause).pipe(
+              Effect.zipRight(out.sendText(chat.chatId, "Sorry, that failed on my side (it is logged).")),
+              Effect.zipRight(clearStatus)
             )
         ),
         Effect.onInterrupt(() =>
           out.sendText(chat.chatId, "Stopped. (The turn's trace is saved as user_aborted.)").pipe(
+            Effect.zipRight(clearStatus),
             Effect.timeout(Duration.seconds(10)),
             Effect.ignore
           )
         )
       )
+    }
 
     /** One turn at a time per chat, in arrival order; a failed turn never stops the worker. */
     const worker = (chat: ChatState) =>

@@ -16,8 +16,11 @@ const groupRate: BucketRate = { capacity: 20, perSecond: 20 / 60 }
  * goes well-formed (half of an emoji as U+FFFD): Telegram refuses a message holding half of one.
  */
 export interface Outbox {
-  /** The text as plain text (no parse mode: nothing in it can break the message), split under the length limit. */
-  readonly sendText: (chatId: number, text: string) => Effect.Effect<void>
+  /**
+   * The text as plain text (no parse mode: nothing in it can break the message), split under the length limit;
+   * whether every part went (a failure is logged).
+   */
+  readonly sendText: (chatId: number, text: string) => Effect.Effect<boolean>
   /** One message, with buttons; its message id. */
   readonly sendOne: (
     chatId: number,
@@ -31,6 +34,8 @@ export interface Outbox {
     text: string,
     keyboard?: InlineKeyboardMarkup
   ) => Effect.Effect<void>
+  /** Deletes a message the bot sent; whether it went (a failure is logged). */
+  readonly remove: (chatId: number, messageId: number) => Effect.Effect<boolean>
   readonly answerCallback: (queryId: string, text: string) => Effect.Effect<void>
   readonly typing: (chatId: number) => Effect.Effect<void>
   readonly api: Api
@@ -70,7 +75,8 @@ export const makeOutbox = (api: Api) =>
 
     const sendText: Outbox["sendText"] = (chatId, text) =>
       Effect.forEach(splitMessage(text), (part) => sendOne(chatId, part), { discard: true }).pipe(
-        Effect.catchAll(logged(`sending to chat ${chatId}`))
+        Effect.as(true),
+        Effect.catchAll((error) => Effect.as(logged(`sending to chat ${chatId}`)(error), false))
       )
 
     const edit: Outbox["edit"] = (chatId, messageId, text, keyboard) =>
@@ -82,6 +88,12 @@ export const makeOutbox = (api: Api) =>
           keyboard === undefined ? {} : { reply_markup: keyboard },
           signal
         )).pipe(Effect.asVoid, Effect.catchAll(logged(`editing message ${messageId} in chat ${chatId}`)))
+
+    const remove: Outbox["remove"] = (chatId, messageId) =>
+      call(chatId, "deleteMessage", (signal) => api.deleteMessage(chatId, messageId, signal)).pipe(
+        Effect.as(true),
+        Effect.catchAll((error) => Effect.as(logged(`deleting message ${messageId} in chat ${chatId}`)(error), false))
+      )
 
     const answerCallback: Outbox["answerCallback"] = (queryId, text) =>
       callApi("answerCallbackQuery", (signal) => api.answerCallbackQuery(queryId, { text: wellFormed(text) }, signal))
@@ -98,7 +110,7 @@ export const makeOutbox = (api: Api) =>
         { retries: 0, rateLimitRetries: 0 }
       ).pipe(Effect.asVoid, Effect.catchAll(logged(`the typing action in chat ${chatId}`)))
 
-    return { sendText, sendOne, edit, answerCallback, typing, api } satisfies Outbox
+    return { sendText, sendOne, edit, remove, answerCallback, typing, api } satisfies Outbox
   })
 
 /** The message id, when a send worked. */

@@ -60,7 +60,7 @@ describe("Telegram channel: turns, queues and commands", () => {
     }))))
 
   const probe4 = probeTools.make()
-  it.scoped("a long turn shows one status message, edited as it goes, then replaced by the answer", () =>
+  it.scoped("a long turn shows one status message, edited as it goes, then replaced by the answer, which notifies", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi
       yield* startBot(fake)
@@ -74,14 +74,57 @@ describe("Telegram channel: turns, queues and commands", () => {
       assert.strictEqual(edited.payload.message_id, 1000)
       assert.strictEqual(textOf(edited.payload), "⏳ Working: step 1 of at most 10 · running slow · 8 s")
       yield* TestClock.adjust("2 seconds")
-      const answer = yield* fake.awaitCall((call) => call.method === "editMessageText", 2)
-      assert.strictEqual(answer.payload.message_id, 1000)
+      // Telegram does not notify an edit: the answer comes as a new message, and the status message goes.
+      const answer = yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
       assert.strictEqual(textOf(answer.payload), "done")
-      assert.strictEqual(fake.sent("sendMessage").length, 1)
+      const removed = yield* fake.awaitCall((call) => call.method === "deleteMessage")
+      assert.deepStrictEqual(removed.payload, { chat_id: OWNER.id, message_id: 1000 })
+      assert.strictEqual(fake.calls.indexOf(answer) < fake.calls.indexOf(removed), true, "the answer comes first")
+      assert.strictEqual(fake.sent("editMessageText").length, 1)
     }).pipe(Effect.provide(telegramGraph({
       tools: probe4.tools,
       telegram: { progressAfterMs: 5000 },
       script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }]
+    }))))
+
+  const probe5 = probeTools.make()
+  it.scoped("a stopped turn takes its status message away; one that cannot be deleted says where the answer is", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "take your time", 1))
+      yield* probe5.started
+      yield* TestClock.adjust("5 seconds")
+      const status = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.include(textOf(status.payload), "Working")
+      fake.push(textMessage(OWNER, "/stop", 2))
+      const removed = yield* fake.awaitCall((call) => call.method === "deleteMessage")
+      assert.deepStrictEqual(removed.payload, { chat_id: OWNER.id, message_id: 1000 })
+      assert.include(textsTo(fake, OWNER.id)[1], "Stopped.")
+      // The next long turn: its status message cannot be deleted, so it is edited to point at the answer.
+      fake.failNext("deleteMessage", 400, {
+        ok: false,
+        error_code: 400,
+        description: "Bad Request: message can't be deleted for everyone"
+      })
+      fake.push(textMessage(OWNER, "once more", 3))
+      yield* probe5.started
+      yield* TestClock.adjust("5 seconds")
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 3)
+      yield* TestClock.adjust("5 seconds")
+      const pointed = yield* fake.awaitCall((call) =>
+        call.method === "editMessageText" && call.payload.text === "Done: the answer is below."
+      )
+      assert.strictEqual(pointed.payload.message_id, 1002)
+      assert.deepStrictEqual(textsTo(fake, OWNER.id).slice(3), ["again"])
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe5.tools,
+      telegram: { progressAfterMs: 5000 },
+      script: [
+        { toolCalls: [{ name: "slow", args: {} }] },
+        { toolCalls: [{ name: "slow", args: {} }] },
+        { text: "again" }
+      ]
     }))))
 
   const probe2 = probeTools.make()
