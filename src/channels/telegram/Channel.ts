@@ -49,6 +49,8 @@ interface Job {
   /** The parts of it that are not the owner's words (a forwarded message); complete once `text` has run. */
   readonly quoted: ReadonlyArray<QuotedText>
   readonly channel: string
+  /** The message it answers (an album's first part). */
+  readonly replyTo: number
 }
 
 /**
@@ -56,6 +58,7 @@ interface Job {
  * gathered into one turn. A part joins while the album is open and less than ALBUM_QUIET_MS after the one before.
  */
 interface Album {
+  readonly first: number
   readonly parts: Array<TgMessage>
   lastAt: number
   closed: boolean
@@ -73,6 +76,10 @@ interface ChatState {
   readonly queue: Queue.Queue<Job>
   current: Fiber.RuntimeFiber<void> | undefined
   readonly session: string
+  /** A group (where every answer replies to its message) rather than a private chat. */
+  readonly group: boolean
+  /** The owner's latest message here (an album counts as its first part). */
+  lastSeen: number | undefined
 }
 
 const HELP = [
@@ -215,9 +222,9 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
      * The answer, as new messages: Telegram notifies those, never an edit, and a long turn is the one the owner
      * may have left the chat during. The status message then goes (or says where the answer is, when it cannot).
      */
-    const deliver = (chatId: number, answer: string, progressMessage: number | undefined) =>
+    const deliver = (chatId: number, answer: string, progressMessage: number | undefined, replyTo?: number) =>
       Effect.gen(function*() {
-        const sent = yield* out.sendText(chatId, answer)
+        const sent = yield* out.sendText(chatId, answer, replyTo)
         if (progressMessage === undefined) return
         if (!sent) return yield* out.edit(chatId, progressMessage, answer)
         if (!(yield* out.remove(chatId, progressMessage))) {
@@ -262,10 +269,12 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
               })),
             Effect.ensuring(Effect.zipRight(Fiber.interrupt(typing), Fiber.interrupt(progress)))
           )
+        // The answer replies to its message when that is not plain: the owner wrote since, or in a group.
         yield* deliver(
           chat.chatId,
           trace.final_response ?? `(no answer: the turn ended ${trace.outcome})`,
-          shown.messageId
+          shown.messageId,
+          chat.group || chat.lastSeen !== job.replyTo ? job.replyTo : undefined
         )
       }).pipe(
         Effect.catchAllCause((cause) =>
@@ -299,7 +308,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
     /** A reply from the update path: sent in its own fiber, so that the next update is not kept waiting. */
     const reply = (chatId: number, text: string) => Effect.asVoid(FiberSet.run(tasks, out.sendText(chatId, text)))
 
-    const chatFor = (chatId: number) =>
+    const chatFor = (chatId: number, type: string) =>
       Effect.gen(function*() {
         const existing = chats.get(chatId)
         if (existing !== undefined) return existing
@@ -307,7 +316,9 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           chatId,
           queue: yield* Queue.unbounded<Job>(),
           current: undefined,
-          session: `telegram-${chatId}`
+          session: `telegram-${chatId}`,
+          group: type !== "private",
+          lastSeen: undefined
         }
         chats.set(chatId, chat)
         yield* FiberMap.run(workers, chatId, worker(chat))
@@ -528,15 +539,21 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         if (open !== undefined && !open.closed && now - open.lastAt < ALBUM_QUIET_MS) {
           open.parts.push(message)
           open.lastAt = now
+          chat.lastSeen = open.first
           return false
         }
         for (const [other, album] of albums) {
           if (album.closed || now - album.lastAt >= ALBUM_QUIET_MS) albums.delete(other)
         }
-        const album: Album = { parts: [message], lastAt: now, closed: false }
+        const album: Album = { first: message.message_id, parts: [message], lastAt: now, closed: false }
         albums.set(key, album)
         const quoted: Array<QuotedText> = []
-        yield* Queue.offer(chat.queue, { text: receiveAlbum(chat, album, quoted), quoted, channel })
+        yield* Queue.offer(chat.queue, {
+          text: receiveAlbum(chat, album, quoted),
+          quoted,
+          channel,
+          replyTo: message.message_id
+        })
         return true
       })
 
@@ -570,7 +587,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           }
           return yield* refuse(user, message.chat.id)
         }
-        const chat = yield* chatFor(message.chat.id)
+        const chat = yield* chatFor(message.chat.id, message.chat.type)
+        chat.lastSeen = message.message_id
         const text = message.text ?? message.caption
         // A forwarded "/new" is someone else's text, not the owner's command.
         const parsed = text === undefined || isForwarded(message) ? null : command.exec(text.trim())
@@ -588,7 +606,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           yield* Queue.offer(chat.queue, {
             text: receiveFiles(chat, [upload], caption?.text),
             quoted: caption?.quoted ?? [],
-            channel: identityOf(user)
+            channel: identityOf(user),
+            replyTo: message.message_id
           })
           return yield* tellWhenAQuestionWaits(chat)
         }
@@ -602,7 +621,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         yield* Queue.offer(chat.queue, {
           text: Effect.succeed(Option.some(turn.text)),
           quoted: turn.quoted,
-          channel: identityOf(user)
+          channel: identityOf(user),
+          replyTo: message.message_id
         })
         yield* tellWhenAQuestionWaits(chat)
       })

@@ -20,12 +20,16 @@ export interface Outbox {
    * The text as plain text (no parse mode: nothing in it can break the message), split under the length limit;
    * whether every part went (a failure is logged).
    */
-  readonly sendText: (chatId: number, text: string) => Effect.Effect<boolean>
-  /** One message, with buttons; its message id. */
+  readonly sendText: (chatId: number, text: string, replyTo?: number) => Effect.Effect<boolean>
+  /**
+   * One message, with buttons; its message id. `replyTo` shows it as the reply to that message (sent all the same
+   * when that message is gone).
+   */
   readonly sendOne: (
     chatId: number,
     text: string,
-    keyboard?: InlineKeyboardMarkup
+    keyboard?: InlineKeyboardMarkup,
+    replyTo?: number
   ) => Effect.Effect<number, TelegramError>
   /** Replaces a message's text; without `keyboard` its buttons go. */
   readonly edit: (
@@ -63,18 +67,26 @@ export const makeOutbox = (api: Api) =>
     const logged = (what: string) => (error: TelegramError) =>
       Effect.logWarning(`telegram: ${what} failed: ${error.reason} ${error.code ?? ""} ${error.message}`)
 
-    const sendOne: Outbox["sendOne"] = (chatId, text, keyboard) =>
+    const sendOne: Outbox["sendOne"] = (chatId, text, keyboard, replyTo) =>
       Effect.map(
         call(chatId, "sendMessage", (signal) =>
           api.sendMessage(chatId, wellFormed(text), {
             link_preview_options: { is_disabled: true },
-            ...(keyboard === undefined ? {} : { reply_markup: keyboard })
+            ...(keyboard === undefined ? {} : { reply_markup: keyboard }),
+            ...(replyTo === undefined
+              ? {}
+              : { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } })
           }, signal)),
         (message) => message.message_id
       )
 
-    const sendText: Outbox["sendText"] = (chatId, text) =>
-      Effect.forEach(splitMessage(text), (part) => sendOne(chatId, part), { discard: true }).pipe(
+    /** The first part is the reply when there is one: the rest follows it. */
+    const sendText: Outbox["sendText"] = (chatId, text, replyTo) =>
+      Effect.forEach(
+        splitMessage(text),
+        (part, i) => sendOne(chatId, part, undefined, i === 0 ? replyTo : undefined),
+        { discard: true }
+      ).pipe(
         Effect.as(true),
         Effect.catchAll((error) => Effect.as(logged(`sending to chat ${chatId}`)(error), false))
       )

@@ -127,6 +127,31 @@ describe("Telegram channel: turns, queues and commands", () => {
       ]
     }))))
 
+  const probe6 = probeTools.make()
+  it.scoped("an answer replies to its message when the owner wrote more since; otherwise it is a plain message", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "first question", 11))
+      yield* probe6.started
+      const last = fake.push(textMessage(OWNER, "second question", 12))
+      yield* fake.awaitCall((call) => call.method === "getUpdates" && call.payload.offset === last + 1)
+      yield* TestClock.adjust("10 seconds")
+      const answers = [
+        yield* fake.awaitCall((call) => call.method === "sendMessage"),
+        yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      ]
+      assert.deepStrictEqual(answers.map((call) => textOf(call.payload)), ["first answer", "second answer"])
+      assert.deepStrictEqual(answers[0]!.payload.reply_parameters, {
+        message_id: 11,
+        allow_sending_without_reply: true
+      })
+      assert.isUndefined(answers[1]!.payload.reply_parameters, "the latest message needs no pointer")
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe6.tools,
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "first answer" }, { text: "second answer" }]
+    }))))
+
   const probe2 = probeTools.make()
   it.scoped("two chats run turns at once, while one chat's messages are answered in order", () =>
     Effect.gen(function*() {
