@@ -6,6 +6,7 @@ import { isAbsentAlternative } from "../../domain/ConfigProblems.js"
 import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { type ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
+import { sha256Hex } from "../../domain/Sha256.js"
 import { truncateEnd } from "../../domain/Text.js"
 import { waitCleanedUp } from "../../programs/AsyncWait.js"
 import { makeOneAtATime } from "../../programs/OneAtATime.js"
@@ -14,6 +15,8 @@ import { UNRECORDED } from "../../programs/turn/Messages.js"
 import { type TurnProgress, TurnProgressListener } from "../../programs/turn/Progress.js"
 import { AgentRuntime, type TurnInput } from "../../services/AgentRuntime.js"
 import { IdGenerator } from "../../services/IdGenerator.js"
+import { TraceStore } from "../../services/TraceStore.js"
+import { type Answered, idempotencyKeyOf, makeIdempotency } from "./Idempotency.js"
 
 const Identifier = (max: number) =>
   Schema.String.pipe(Schema.pattern(new RegExp(`^[\\w.:@-]{1,${max}}$`), {
@@ -43,6 +46,16 @@ const problem = (status: number, error: string, message: string, extra: Record<s
 
 const badRequest = (message: string, details?: ReadonlyArray<string>) =>
   problem(400, "bad_request", message, details === undefined ? {} : { details })
+
+/**
+ * What a retry with the same Idempotency-Key is answered with: the turn's trace (read again from the store), or
+ * the problem the turn ended with after it ran. A turn that did not run (503) keeps nothing: a retry runs it.
+ */
+type Kept =
+  | { readonly _tag: "Trace"; readonly traceId: string }
+  | { readonly _tag: "Problem"; readonly status: number; readonly body: Record<string, unknown> }
+
+const REPLAYED = "idempotent-replayed"
 
 /** The channel of an HTTP turn: `http`, or `http:<what the caller chose>`, so no caller can pose as the CLI. */
 export const httpChannel = (requested: string | undefined): string =>
@@ -139,6 +152,8 @@ export const readLimited = (
 export const makeTurns = Effect.gen(function*() {
   const runtime = yield* AgentRuntime
   const ids = yield* IdGenerator
+  const store = yield* TraceStore
+  const idempotency = yield* makeIdempotency<Kept>()
   // The turns in flight, so that a shutdown can wait for them, then interrupt them (closed with the scope).
   const running = yield* FiberSet.make<ExecutionTrace, TraceStoreError>()
   // The turns of one session run in the order they came, each seeing those before it in its history.
@@ -173,10 +188,10 @@ export const makeTurns = Effect.gen(function*() {
   )
 
   /** Runs the turn and answers with its trace. */
-  const runTurn = (input: TurnInput) =>
+  const runTurn = (input: TurnInput): Effect.Effect<Answered<Kept>> =>
     Effect.gen(function*() {
       // A turn that waited for its session while the service began to stop is not started.
-      if (draining) return shuttingDown
+      if (draining) return { response: shuttingDown, kept: undefined }
       // A turn interrupted by /stop ends user_aborted with a trace, but its fiber ends interrupted: its trace is
       // the one it reports closed.
       let closed: ExecutionTrace | undefined
@@ -191,33 +206,55 @@ export const makeTurns = Effect.gen(function*() {
       // Stopped by /stop: answered with its trace. Interrupted by the shutdown: the caller is told so.
       const stopped = interrupted && !draining ? closed : undefined
       if (interrupted && stopped === undefined) {
-        return HttpServerResponse.unsafeJson(
+        const response = HttpServerResponse.unsafeJson(
           {
             error: "shutting_down",
             message: "the service stopped before the turn ended; it is recorded as user_aborted"
           },
           { status: 503 }
         )
+        return { response, kept: undefined }
       }
       const trace = stopped === undefined ? yield* Effect.either(exit) : Either.right(stopped)
       if (trace._tag === "Left") {
         yield* Effect.logError("POST /v1/turns: the trace could not be persisted", trace.left)
-        return HttpServerResponse.unsafeJson(
-          { error: "trace_store", ...encodeTraceStoreError(trace.left) },
-          { status: 500 }
-        )
+        const body = { error: "trace_store", ...encodeTraceStoreError(trace.left) }
+        return {
+          response: HttpServerResponse.unsafeJson(body, { status: 500 }),
+          kept: { _tag: "Problem", status: 500, body }
+        }
       }
       const unrecorded = trace.right.metadata[UNRECORDED]
       if (typeof unrecorded === "string") {
         // Refused before any model was paid: the audit log cannot be written.
-        return HttpServerResponse.unsafeJson({
+        const response = HttpServerResponse.unsafeJson({
           error: "unrecorded",
           message: `the turn was not run: the audit log cannot be written (${unrecorded})`,
           trace: JSON.parse(traceToJson(trace.right)) as unknown
         }, { status: 503 })
+        return { response, kept: undefined }
       }
-      return HttpServerResponse.text(traceToJson(trace.right), { contentType: "application/json" })
+      return {
+        response: HttpServerResponse.text(traceToJson(trace.right), { contentType: "application/json" }),
+        kept: { _tag: "Trace", traceId: trace.right.trace_id }
+      }
     })
+
+  /** What a retry is answered with, marked as a replay. */
+  const replay = (kept: Kept) =>
+    Effect.gen(function*() {
+      if (kept._tag === "Problem") return HttpServerResponse.unsafeJson(kept.body, { status: kept.status })
+      const trace = yield* Effect.either(store.get(kept.traceId))
+      if (trace._tag === "Right" && Option.isSome(trace.right)) {
+        return HttpServerResponse.text(traceToJson(trace.right.value), { contentType: "application/json" })
+      }
+      if (trace._tag === "Left") yield* Effect.logError("POST /v1/turns: a kept trace could not be read", trace.left)
+      return problem(
+        500,
+        "trace_store",
+        `this Idempotency-Key's turn ran as trace ${kept.traceId}, which cannot be read now`
+      )
+    }).pipe(Effect.map(HttpServerResponse.setHeader(REPLAYED, "true")))
 
   const handle = Effect.gen(function*() {
     if (draining) return shuttingDown
@@ -236,6 +273,8 @@ export const makeTurns = Effect.gen(function*() {
       `the body is larger than ${MAX_BODY_BYTES} bytes (1 MiB); a message is at most 100,000 characters`,
       { max_bytes: MAX_BODY_BYTES }
     )
+    const key = idempotencyKeyOf(request.headers["idempotency-key"])
+    if (Either.isLeft(key)) return badRequest(key.left)
     const declared = Number(request.headers["content-length"] ?? "0")
     if (declared > MAX_BODY_BYTES) return tooLarge
     const text = yield* readLimited(request, MAX_BODY_BYTES)
@@ -262,18 +301,36 @@ export const makeTurns = Effect.gen(function*() {
     }
     // A new session has nothing to wait for; /stop, /status and /budget act on what runs, so they never wait.
     const rule = ruleCommand(body.message)
-    if (body.session_id === undefined || (rule !== undefined && IMMEDIATE_RULES.has(rule.name))) {
-      return yield* runTurn(input)
-    }
-    return yield* sessions.run(
-      input.sessionId,
-      runTurn(input),
-      (ahead) =>
-        Effect.logInfo(
-          `POST /v1/turns: session ${input.sessionId} is busy; this turn waits for the turn before it ` +
-            `(${ahead} ahead of it)`
+    const work = body.session_id === undefined || (rule !== undefined && IMMEDIATE_RULES.has(rule.name))
+      ? runTurn(input)
+      : sessions.run(
+        input.sessionId,
+        runTurn(input),
+        (ahead) =>
+          Effect.logInfo(
+            `POST /v1/turns: session ${input.sessionId} is busy; this turn waits for the turn before it ` +
+              `(${ahead} ahead of it)`
+          )
+      )
+    if (Option.isNone(key.right)) return (yield* work).response
+    // Keys are the caller's: each channel has its own.
+    const fingerprint = sha256Hex(JSON.stringify([body.message, body.session_id ?? null, input.channel]))
+    const outcome = yield* idempotency.once(`${input.channel} ${key.right.value}`, fingerprint, work)
+    switch (outcome._tag) {
+      case "Answered":
+        return outcome.answered.response
+      case "Joined":
+        return HttpServerResponse.setHeader(outcome.answered.response, REPLAYED, "true")
+      case "Replay":
+        return yield* replay(outcome.kept)
+      case "Reused":
+        return problem(
+          422,
+          "idempotency_key_reused",
+          "this Idempotency-Key was sent with another request (message, session_id or channel) in the last 24 h: " +
+            "a new request needs a new key"
         )
-    )
+    }
   })
   return { handle, drain }
 })
