@@ -1,5 +1,18 @@
 import { FileSystem } from "@effect/platform"
-import { Cause, Clock, Duration, Effect, Either, Fiber, FiberMap, FiberSet, Option, Queue, Redacted } from "effect"
+import {
+  Cause,
+  Chunk,
+  Clock,
+  Duration,
+  Effect,
+  Either,
+  Fiber,
+  FiberMap,
+  FiberSet,
+  Option,
+  Queue,
+  Redacted
+} from "effect"
 import { Scope } from "effect"
 import * as NodePath from "node:path"
 import { renderBudget } from "../../cli/BudgetCommand.js"
@@ -51,6 +64,8 @@ interface Job {
   readonly channel: string
   /** The message it answers (an album's first part). */
   readonly replyTo: number
+  /** The owner's messages it reads (an album's parts): an edit of one counts until the turn starts. */
+  readonly messageIds: Array<number>
 }
 
 /**
@@ -59,6 +74,8 @@ interface Job {
  */
 interface Album {
   readonly first: number
+  /** Its job's messageIds. */
+  readonly ids: Array<number>
   readonly parts: Array<TgMessage>
   lastAt: number
   closed: boolean
@@ -80,6 +97,11 @@ interface ChatState {
   readonly group: boolean
   /** The owner's latest message here (an album counts as its first part). */
   lastSeen: number | undefined
+  /** The messages of the jobs waiting here, and the latest edit of those the owner changed meanwhile. */
+  readonly waiting: Set<number>
+  readonly edits: Map<number, TgMessage>
+  /** The messages the running turn reads. */
+  reading: ReadonlyArray<number>
 }
 
 const HELP = [
@@ -239,6 +261,9 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         shown.messageId === undefined ? Effect.void : Effect.asVoid(out.remove(chat.chatId, shown.messageId))
       )
       return Effect.gen(function*() {
+        // From here on the turn reads its messages: an edit comes too late.
+        for (const id of job.messageIds) chat.waiting.delete(id)
+        chat.reading = job.messageIds
         chatOfChannel.set(job.channel, chat.chatId)
         const typing = yield* Effect.fork(
           Effect.forever(Effect.zipRight(out.typing(chat.chatId), Effect.sleep(Duration.seconds(4))))
@@ -303,10 +328,26 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         chat.current = fiber
         yield* Fiber.await(fiber)
         chat.current = undefined
+        chat.reading = []
       }))
 
+    /** A job queued in its chat, its messages waiting (so that an edit of one is what the turn reads). */
+    const enqueue = (chat: ChatState, job: Job) =>
+      Effect.suspend(() => {
+        for (const id of job.messageIds) chat.waiting.add(id)
+        return Queue.offer(chat.queue, job)
+      })
+
+    /** The message as the owner last edited it before its turn read it. */
+    const latest = (chat: ChatState, message: TgMessage): TgMessage => {
+      const edit = chat.edits.get(message.message_id)
+      chat.edits.delete(message.message_id)
+      return edit ?? message
+    }
+
     /** A reply from the update path: sent in its own fiber, so that the next update is not kept waiting. */
-    const reply = (chatId: number, text: string) => Effect.asVoid(FiberSet.run(tasks, out.sendText(chatId, text)))
+    const reply = (chatId: number, text: string, replyTo?: number) =>
+      Effect.asVoid(FiberSet.run(tasks, out.sendText(chatId, text, replyTo)))
 
     const chatFor = (chatId: number, type: string) =>
       Effect.gen(function*() {
@@ -318,7 +359,10 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           current: undefined,
           session: `telegram-${chatId}`,
           group: type !== "private",
-          lastSeen: undefined
+          lastSeen: undefined,
+          waiting: new Set(),
+          edits: new Map(),
+          reading: []
         }
         chats.set(chatId, chat)
         yield* FiberMap.run(workers, chatId, worker(chat))
@@ -328,6 +372,10 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
     const stop = (chat: ChatState) =>
       Effect.gen(function*() {
         const dropped = yield* Queue.takeAll(chat.queue)
+        for (const id of Chunk.toReadonlyArray(dropped).flatMap((job) => job.messageIds)) {
+          chat.waiting.delete(id)
+          chat.edits.delete(id)
+        }
         const running = chat.current
         if (running === undefined) {
           return yield* reply(chat.chatId, "Nothing is running.")
@@ -509,7 +557,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           yield* Effect.sleep(Duration.millis(left))
         }
         album.closed = true
-        const parts = [...album.parts].sort((a, b) => a.message_id - b.message_id)
+        const parts = album.parts.map((part) => latest(chat, part)).sort((a, b) => a.message_id - b.message_id)
         const captions: Array<string> = []
         for (const part of parts) {
           if (part.caption === undefined || part.caption.trim() === "") continue
@@ -538,6 +586,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         const open = albums.get(key)
         if (open !== undefined && !open.closed && now - open.lastAt < ALBUM_QUIET_MS) {
           open.parts.push(message)
+          open.ids.push(message.message_id)
+          if (chat.reading !== open.ids) chat.waiting.add(message.message_id)
           open.lastAt = now
           chat.lastSeen = open.first
           return false
@@ -545,14 +595,16 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         for (const [other, album] of albums) {
           if (album.closed || now - album.lastAt >= ALBUM_QUIET_MS) albums.delete(other)
         }
-        const album: Album = { first: message.message_id, parts: [message], lastAt: now, closed: false }
+        const ids = [message.message_id]
+        const album: Album = { first: message.message_id, ids, parts: [message], lastAt: now, closed: false }
         albums.set(key, album)
         const quoted: Array<QuotedText> = []
-        yield* Queue.offer(chat.queue, {
+        yield* enqueue(chat, {
           text: receiveAlbum(chat, album, quoted),
           quoted,
           channel,
-          replyTo: message.message_id
+          replyTo: message.message_id,
+          messageIds: ids
         })
         return true
       })
@@ -599,32 +651,65 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           return opened ? yield* tellWhenAQuestionWaits(chat) : undefined
         }
         const upload = uploadOf(message)
-        if (upload !== undefined) {
-          const caption = message.caption === undefined
-            ? undefined
-            : framed(message, withLinks(message.caption, message.caption_entities))
-          yield* Queue.offer(chat.queue, {
-            text: receiveFiles(chat, [upload], caption?.text),
-            quoted: caption?.quoted ?? [],
-            channel: identityOf(user),
-            replyTo: message.message_id
-          })
-          return yield* tellWhenAQuestionWaits(chat)
-        }
-        if (text === undefined || text.trim() === "") {
+        if (upload === undefined && (text === undefined || text.trim() === "")) {
           return yield* reply(chat.chatId, "I can read text messages.")
         }
-        const turn = framed(
-          message,
-          message.text === undefined ? withLinks(text, message.caption_entities) : withLinks(text, message.entities)
-        )
-        yield* Queue.offer(chat.queue, {
-          text: Effect.succeed(Option.some(turn.text)),
-          quoted: turn.quoted,
+        // What the turn reads is the message as it is when the turn starts: the owner may edit it meanwhile.
+        const quoted: Array<QuotedText> = []
+        yield* enqueue(chat, {
+          text: Effect.suspend(() => {
+            const now = latest(chat, message)
+            if (upload !== undefined) {
+              const caption = now.caption === undefined
+                ? undefined
+                : framed(now, withLinks(now.caption, now.caption_entities))
+              quoted.push(...(caption?.quoted ?? []))
+              return receiveFiles(chat, [uploadOf(now) ?? upload], caption?.text)
+            }
+            const turn = framed(
+              now,
+              now.text === undefined
+                ? withLinks(now.caption ?? "", now.caption_entities)
+                : withLinks(now.text, now.entities)
+            )
+            quoted.push(...turn.quoted)
+            return Effect.succeed(Option.some(turn.text))
+          }),
+          quoted,
           channel: identityOf(user),
-          replyTo: message.message_id
+          replyTo: message.message_id,
+          messageIds: [message.message_id]
         })
         yield* tellWhenAQuestionWaits(chat)
+      })
+
+    /**
+     * A message the owner changed: while its turn waits, the turn reads the change; once read, the owner is told
+     * the answer is to what it said before (an edit never starts a turn of its own).
+     */
+    const onEdited = (message: TgMessage) =>
+      Effect.gen(function*() {
+        const user = message.from
+        const chat = chats.get(message.chat.id)
+        if (user === undefined || !owners.has(user.id) || chat === undefined) {
+          return yield* Effect.logInfo(`telegram: ignored an edited message in chat ${message.chat.id}`)
+        }
+        if (chat.waiting.has(message.message_id)) {
+          chat.edits.set(message.message_id, message)
+          return yield* Effect.logInfo(
+            `telegram: a waiting message in chat ${chat.chatId} was edited; its turn reads the edit`
+          )
+        }
+        const reading = chat.current !== undefined && chat.reading.includes(message.message_id)
+        yield* reply(
+          chat.chatId,
+          reading
+            ? "I was already reading this message when you changed it, so I answer what it said before: send the " +
+              "change as a new message if it matters."
+            : "I had read this message before you changed it, and the change is not read: send it as a new " +
+              "message if you want an answer to it.",
+          message.message_id
+        )
       })
 
     /**
@@ -654,6 +739,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
       // A message is queued inline (its chat's order is the order of the updates); what calls the API is forked.
       return incoming._tag === "Message"
         ? guarded(onMessage(incoming.message))
+        : incoming._tag === "Edited"
+        ? guarded(onEdited(incoming.message))
         : incoming._tag === "Callback"
         ? Effect.asVoid(FiberSet.run(tasks, guarded(telegramApprovals.press(incoming.query))))
         : Effect.logWarning(`telegram: ignored update ${incoming.updateId ?? "(no id)"}: ${incoming.why}`)
@@ -676,7 +763,7 @@ export const pollUpdates = (channel: TelegramChannel, config: TelegramConfig) =>
         channel.api.getUpdates({
           ...(offset === undefined ? {} : { offset }),
           timeout: config.pollTimeoutSeconds,
-          allowed_updates: ["message", "callback_query"]
+          allowed_updates: ["message", "edited_message", "callback_query"]
         }, signal), { retries: 0, rateLimitRetries: 0 }).pipe(
           Effect.timeoutFail({ duration: limit, onTimeout: () => "stalled" as const }),
           Effect.either

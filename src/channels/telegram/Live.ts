@@ -42,7 +42,7 @@ const startWebhook = (settings: TelegramSettings, file: string) =>
     yield* callApi("setWebhook", (signal) =>
       channel.api.setWebhook(webhook.url, {
         secret_token: Redacted.value(secret.value),
-        allowed_updates: ["message", "callback_query"]
+        allowed_updates: ["message", "edited_message", "callback_query"]
       }, signal)).pipe(
         Effect.zipRight(Effect.logInfo(`telegram: webhook set; updates come to ${webhook.path}`)),
         Effect.catchAll((error) => Effect.logError(`telegram: setWebhook failed: ${error.message}`))

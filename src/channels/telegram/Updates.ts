@@ -60,12 +60,15 @@ export type TgCallbackQuery = typeof TgCallbackQuery.Type
 const TgUpdate = Schema.Struct({
   update_id: Schema.Int,
   message: Schema.optional(TgMessage),
+  /** A message changed by its author: the new version, whole. */
+  edited_message: Schema.optional(TgMessage),
   callback_query: Schema.optional(TgCallbackQuery)
 })
 
 /** What an update is to the channel. */
 export type Incoming =
   | { readonly _tag: "Message"; readonly updateId: number; readonly message: TgMessage }
+  | { readonly _tag: "Edited"; readonly updateId: number; readonly message: TgMessage }
   | { readonly _tag: "Callback"; readonly updateId: number; readonly query: TgCallbackQuery }
   | { readonly _tag: "Ignored"; readonly updateId: number | undefined; readonly why: string }
 
@@ -95,6 +98,9 @@ export const classify = (raw: unknown): Incoming => {
   }
   const update = decoded.right
   if (update.message !== undefined) return { _tag: "Message", updateId: update.update_id, message: update.message }
+  if (update.edited_message !== undefined) {
+    return { _tag: "Edited", updateId: update.update_id, message: update.edited_message }
+  }
   if (update.callback_query !== undefined) {
     return { _tag: "Callback", updateId: update.update_id, query: update.callback_query }
   }

@@ -174,7 +174,15 @@ describe("Telegram channel: messages", () => {
       const fake = yield* FakeBotApi
       yield* startBot(fake)
       const missing = fake.push({ message: { message_id: 5, text: "no chat, no sender" } })
-      const unknown = fake.push({ edited_message: { message_id: 6, chat: { id: OWNER.id, type: "private" } } })
+      const unknown = fake.push({
+        message_reaction: {
+          chat: { id: OWNER.id, type: "private" },
+          message_id: 6,
+          date: 1,
+          old_reaction: [],
+          new_reaction: [{ type: "emoji", emoji: "👍" }]
+        }
+      })
       fake.push(buttonPress(OWNER, "garbage data", 77))
       fake.push({ message: { message_id: 8, chat: { id: OWNER.id, type: "private" }, date: 1, text: "no sender" } })
       fake.push(textMessage(OWNER, "still there?", 9))
@@ -182,7 +190,7 @@ describe("Telegram channel: messages", () => {
       assert.strictEqual(textOf(answer.payload), "Yes.")
       assert.isTrue(logs.lines.some((line) => line.includes(`ignored update ${missing}: malformed update`)))
       assert.isTrue(
-        logs.lines.some((line) => line.includes(`ignored update ${unknown}: unhandled update type edited_message`))
+        logs.lines.some((line) => line.includes(`ignored update ${unknown}: unhandled update type message_reaction`))
       )
       assert.isTrue(logs.lines.some((line) => line.includes("ignored a button press with unknown data")))
       assert.isTrue(logs.lines.some((line) => line.includes("ignored a message without a human sender")))

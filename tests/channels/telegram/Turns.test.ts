@@ -152,6 +152,37 @@ describe("Telegram channel: turns, queues and commands", () => {
       script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "first answer" }, { text: "second answer" }]
     }))))
 
+  const probe7 = probeTools.make()
+  it.scoped("an edit of a waiting message is what its turn reads; an edit of one already read is answered, not lost", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      const edited = (messageId: number, text: string) => ({
+        edited_message: { ...textMessage(OWNER, text, messageId).message, edit_date: 1602575100 }
+      })
+      fake.push(textMessage(OWNER, "first question", 21))
+      yield* probe7.started
+      fake.push(textMessage(OWNER, "secnod qestion", 22))
+      fake.push(edited(22, "second question"))
+      const last = fake.push(edited(21, "first question, better put"))
+      yield* fake.awaitCall((call) => call.method === "getUpdates" && call.payload.offset === last + 1)
+      const told = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.include(textOf(told.payload), "already reading")
+      assert.deepStrictEqual(told.payload.reply_parameters, { message_id: 21, allow_sending_without_reply: true })
+      yield* TestClock.adjust("10 seconds")
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 3)
+      const said = (yield* tracesOf("telegram:@Mark_Heizenberg")).map((trace) => trace.user_message)
+      assert.deepStrictEqual(said, ["first question", "second question"])
+      assert.deepStrictEqual(fake.sent("getUpdates")[0]!.payload.allowed_updates, [
+        "message",
+        "edited_message",
+        "callback_query"
+      ])
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe7.tools,
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "first answer" }, { text: "second answer" }]
+    }))))
+
   const probe2 = probeTools.make()
   it.scoped("two chats run turns at once, while one chat's messages are answered in order", () =>
     Effect.gen(function*() {
