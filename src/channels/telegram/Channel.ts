@@ -162,7 +162,8 @@ const uploadOf = (message: TgMessage): Upload | undefined => {
     : { fileId: photo.file_id, name: `photo-${message.message_id}.jpg`, size: photo.file_size }
 }
 
-const command = /^\/([a-z_]+)(?:@\w+)?(?:\s+([\s\S]*))?$/i
+/** `/name`, `/name@bot` (the bot it is addressed to, in a group with several), then its arguments. */
+const command = /^\/([a-z_]+)(?:@(\w+))?(?:\s+([\s\S]*))?$/i
 
 /**
  * The Telegram channel, for the rest of the scope: updates come from `handle` (long polling or a webhook) and are
@@ -330,6 +331,24 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         chat.current = undefined
         chat.reading = []
       }))
+
+    /**
+     * Whether `name` is this bot's username (any case), asked of Telegram once. When it cannot be learnt the
+     * command is taken as ours: a command lost is worse than one another bot's owner meant.
+     */
+    let myName: string | undefined
+    const isMe = (name: string) =>
+      Effect.gen(function*() {
+        if (myName === undefined) {
+          const me = yield* Effect.either(callApi("getMe", (signal) => api.getMe(signal)))
+          if (Either.isLeft(me)) {
+            yield* Effect.logWarning(`telegram: getMe failed (${me.left.message}): /...@${name} taken as ours`)
+            return true
+          }
+          myName = me.right.username
+        }
+        return myName.toLowerCase() === name.toLowerCase()
+      })
 
     /** A job queued in its chat, its messages waiting (so that an edit of one is what the turn reads). */
     const enqueue = (chat: ChatState, job: Job) =>
@@ -644,6 +663,12 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         const text = message.text ?? message.caption
         // A forwarded "/new" is someone else's text, not the owner's command.
         const parsed = text === undefined || isForwarded(message) ? null : command.exec(text.trim())
+        // In a group, `/stop@other_bot` is for another bot.
+        if (parsed?.[2] !== undefined && chat.group && !(yield* isMe(parsed[2]))) {
+          return yield* Effect.logInfo(
+            `telegram: ignored /${parsed[1]}, addressed to @${parsed[2]}, in chat ${chat.chatId}`
+          )
+        }
         // A command answered by a shared rule (/undo, /resume) is a turn like any message: traced, gated.
         if (parsed !== null && !SHARED_RULES.has(parsed[1]!.toLowerCase())) return yield* onCommand(chat, parsed[1]!)
         if (message.media_group_id !== undefined) {

@@ -202,6 +202,36 @@ describe("Telegram channel: messages", () => {
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Yes." }] })), Effect.provide(logs.layer))
   })
 
+  it.scoped("in a group, a command addressed to another bot is not ours; one addressed to us is", () => {
+    const logs = captureLogs()
+    const group = { id: -1001381869258, title: "Family", type: "supergroup" }
+    const inGroup = (id: number, text: string) => ({
+      message: {
+        message_id: id,
+        from: OWNER,
+        chat: group,
+        date: 1602865098,
+        text,
+        entities: [{ offset: 0, length: text.length, type: "bot_command" }]
+      }
+    })
+    return Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(inGroup(1, "/stop@other_bot"))
+      fake.push(inGroup(2, "/new@OtherBot"))
+      fake.push(inGroup(3, "/status@MyClaw_Test_Bot"))
+      const answer = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.include(textOf(answer.payload), "myclaw is up.")
+      assert.deepStrictEqual(fake.sent("sendMessage").length, 1)
+      assert.deepStrictEqual(yield* (yield* RecordedTraces).all, [])
+      assert.isTrue(logs.lines.some((line) => line.includes("ignored /stop, addressed to @other_bot")))
+    }).pipe(
+      Effect.provide(telegramGraph({ telegram: { allowGroups: true }, script: [] })),
+      Effect.provide(logs.layer)
+    )
+  })
+
   it.scoped("group chats are ignored unless telegram.allowGroups is on", () => {
     const logs = captureLogs()
     const group = { id: -1001381869258, title: "Group", type: "supergroup" }
