@@ -32,8 +32,24 @@ export const softCapNotice = (status: BudgetStatus): string =>
     resetTime(status)
   } answers come from the cheaper local-fast model.)`
 
-export const llmFailureMessage = (error: LlmError): string =>
-  `I could not get an answer from the language model (${error.reason}: ${error.message}). Nothing else was done.`
+/**
+ * A model call that failed ends the turn. The owner is told what it had already run (`ran`, the tools executed
+ * in order), never that nothing was done when something was, and, for a conversation longer than the model
+ * takes, how to go on.
+ */
+export const llmFailureMessage = (error: LlmError, ran: ReadonlyArray<string> = [], traceId = ""): string => {
+  const failed = `I could not get an answer from the language model (${error.reason}: ${error.message}).`
+  const done = ran.length === 0
+    ? " Nothing else was done."
+    : ` Before that, this turn ran ${
+      ran.length === 1 ? ran[0] : `${ran.slice(0, -1).join(", ")} and ${ran.at(-1)}`
+    }: \`myclaw trace show ${traceId}\` shows what each did.`
+  const next = error.reason === "ContextTooLong"
+    ? " The conversation is longer than this model takes: /new starts a fresh one (a long file or page read in " +
+      "this turn counts too: ask for a part of it)."
+    : ""
+  return failed + done + next
+}
 
 /**
  * The answer as the owner is told it. An answer cut at the model's output limit says so (a reasoning model may spend

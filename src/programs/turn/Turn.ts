@@ -473,7 +473,11 @@ const concluded = Effect.fnUntraced(function*(t: TurnContext, thought: Thought) 
     if (thought.error._tag === "BudgetExceeded") {
       return Next.End({ outcome: "budget_hit", response: budgetRefusedMessage(thought.error, yield* budget.status) })
     }
-    return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error) })
+    const current = t.current()
+    const ran = current.steps.flatMap((step) =>
+      step.kind === "action" && step.exec_result !== null ? [step.tool_name] : []
+    )
+    return Next.End({ outcome: "timeout_steps", response: llmFailureMessage(thought.error, ran, current.traceId) })
   }
   const answer = answerText(thought.response.text, thought.response.finishReason)
   const after = yield* budget.status
