@@ -23,7 +23,7 @@ import type { QuotedText } from "../../domain/Quoted.js"
 import type { TelegramConfig } from "../../domain/TelegramConfig.js"
 import { sanitizeFileName } from "../../domain/TelegramText.js"
 import { dailyDigest } from "../../programs/Digest.js"
-import { IMMEDIATE_RULES, RULES } from "../../programs/rules/Rules.js"
+import { IMMEDIATE_RULES, ruleCommand, RULES } from "../../programs/rules/Rules.js"
 import { TurnProgressListener } from "../../programs/turn/Progress.js"
 import { AgentRuntime } from "../../services/AgentRuntime.js"
 import { ApprovalRouter } from "../../services/ApprovalRouter.js"
@@ -36,7 +36,7 @@ import { OwnerNotices } from "../../services/OwnerNotices.js"
 import { Workspace } from "../../services/Workspace.js"
 import { callApi, makeApi, TelegramError } from "./Api.js"
 import { makeTelegramApprovals } from "./Approvals.js"
-import { framed, isForwarded, withLinks } from "./Framing.js"
+import { framed, isForwarded, lateNote, withLinks } from "./Framing.js"
 import { makeOutbox } from "./Outbox.js"
 import { makePairing } from "./Pairing.js"
 import { classify, type TgMessage, type TgUser, updateIdOf } from "./Updates.js"
@@ -66,6 +66,8 @@ interface Job {
   readonly replyTo: number
   /** The owner's messages it reads (an album's parts): an edit of one counts until the turn starts. */
   readonly messageIds: Array<number>
+  /** When the owner sent it (Telegram's `date`, in seconds). */
+  readonly sentAt: number | undefined
 }
 
 /**
@@ -269,15 +271,20 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         const typing = yield* Effect.fork(
           Effect.forever(Effect.zipRight(out.typing(chat.chatId), Effect.sleep(Duration.seconds(4))))
         )
-        const text = yield* job.text
-        if (Option.isNone(text)) {
+        const read = yield* job.text
+        if (Option.isNone(read)) {
           yield* Fiber.interrupt(typing)
           return
         }
+        // A message read long after it was sent says when (a command stays a command).
+        const late = ruleCommand(read.value) === undefined
+          ? lateNote(job.sentAt, yield* Clock.currentTimeMillis)
+          : undefined
+        const text = late === undefined ? read.value : `${late}\n\n${read.value}`
         const seen: Seen = { step: 0, maxSteps: 0, tool: null }
         const progress = yield* Effect.fork(showProgress(chat.chatId, seen, shown))
         const trace = yield* runtime.handle({
-          userMessage: text.value,
+          userMessage: text,
           sessionId: chat.session,
           channel: job.channel,
           ...(job.quoted.length === 0 ? {} : { quoted: job.quoted })
@@ -623,7 +630,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           quoted,
           channel,
           replyTo: message.message_id,
-          messageIds: ids
+          messageIds: ids,
+          sentAt: message.date
         })
         return true
       })
@@ -703,7 +711,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           quoted,
           channel: identityOf(user),
           replyTo: message.message_id,
-          messageIds: [message.message_id]
+          messageIds: [message.message_id],
+          sentAt: message.date
         })
         yield* tellWhenAQuestionWaits(chat)
       })

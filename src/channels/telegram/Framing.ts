@@ -195,3 +195,24 @@ export const framed = (context: MessageContext, text: string): Framed => {
 
 /** Whether the message was forwarded: its text is someone else's, so never a command. */
 export const isForwarded = (context: MessageContext): boolean => context.forward_origin !== undefined
+
+/** A message read this long after it was sent says when it was sent. */
+export const LATE_MS = 5 * 60_000
+
+/**
+ * The note before a message read late (sent while myclaw was offline, or waiting behind long turns): when it was
+ * sent and how long ago, so that "in ten minutes" is not read as from now. Undefined when it is not late.
+ */
+export const lateNote = (sentAtSeconds: number | undefined, nowMs: number): string | undefined => {
+  if (sentAtSeconds === undefined) return undefined
+  const late = nowMs - sentAtSeconds * 1000
+  if (late < LATE_MS) return undefined
+  const minutes = Math.round(late / 60_000)
+  const ago = minutes < 90
+    ? `${minutes} min`
+    : minutes < 48 * 60
+    ? `${Math.round(minutes / 60)} h`
+    : `${Math.round(minutes / 1440)} days`
+  const at = new Date(sentAtSeconds * 1000).toISOString().slice(0, 16).replace("T", " ")
+  return `[Sent ${ago} ago, at ${at} UTC, and read only now: myclaw was busy or offline.]`
+}

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, TestClock } from "effect"
 import { RecordedTraces } from "../../../src/layers/traces/TraceStoreMemory.js"
 import { ApprovalRouter } from "../../../src/services/ApprovalRouter.js"
 import { buttonPress, FakeBotApi, OWNER, STRANGER, textMessage } from "./FakeBotApi.js"
@@ -23,6 +23,28 @@ describe("Telegram channel: messages", () => {
       assert.isAbove(fake.sent("sendChatAction").length, 0)
       assert.strictEqual(fake.sent("sendChatAction")[0]!.payload.action, "typing")
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Hello!" }] }))))
+
+  it.scoped("a message read long after it was sent (myclaw was offline) says when it was sent; a command stays one", () =>
+    Effect.gen(function*() {
+      const now = Date.parse("2026-12-06T12:00:00Z")
+      yield* TestClock.setTime(now)
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      const sentAt = (message: ReturnType<typeof textMessage>, millis: number) => ({
+        message: { ...message.message, date: Math.floor(millis / 1000) }
+      })
+      fake.push(sentAt(textMessage(OWNER, "remind me to call Ann in ten minutes", 1), now - 3 * 3_600_000))
+      fake.push(sentAt(textMessage(OWNER, "/new", 2), now - 3 * 3_600_000))
+      fake.push(sentAt(textMessage(OWNER, "and the milk", 3), now - 60_000))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 3)
+      const said = (yield* (yield* RecordedTraces).all).map((trace) => trace.user_message)
+      assert.deepStrictEqual(said, [
+        "[Sent 3 h ago, at 2026-12-06 09:00 UTC, and read only now: myclaw was busy or offline.]\n\n" +
+        "remind me to call Ann in ten minutes",
+        "/new",
+        "and the milk"
+      ])
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Noted." }, { text: "Noted." }] }))))
 
   it.scoped("a forwarded message reaches the model as someone else's words, never as the owner's request or command", () =>
     Effect.gen(function*() {
