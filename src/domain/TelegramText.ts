@@ -1,3 +1,4 @@
+import { entitiesWithin, type Formatted } from "./TelegramMarkdown.js"
 import { cutAt } from "./Text.js"
 
 /** Telegram refuses a message longer than this (UTF-16 code units after entity parsing). */
@@ -12,9 +13,15 @@ export const TELEGRAM_TEXT_LIMIT = 4096
  */
 export const splitMessage = (text: string, limit: number = TELEGRAM_TEXT_LIMIT): ReadonlyArray<string> => {
   if (text.trim() === "") return ["(empty answer)"]
-  const parts: Array<string> = []
-  let rest = text
-  while (rest.length > limit) {
+  return partRanges(text, limit).map(([start, end]) => text.slice(start, end))
+}
+
+/** Where splitMessage cuts `text`: each part's [start, end), whitespace-only parts left out. */
+const partRanges = (text: string, limit: number): ReadonlyArray<readonly [number, number]> => {
+  const ranges: Array<readonly [number, number]> = []
+  let from = 0
+  while (text.length - from > limit) {
+    const rest = text.slice(from)
     const window = rest.slice(0, limit)
     const floor = Math.floor(limit / 2)
     let cut = -1
@@ -26,12 +33,26 @@ export const splitMessage = (text: string, limit: number = TELEGRAM_TEXT_LIMIT):
       }
     }
     if (cut < 0) cut = cutAt(rest, limit).length
-    const part = rest.slice(0, cut)
-    if (part.trim() !== "") parts.push(part)
-    rest = rest.slice(cut)
+    if (rest.slice(0, cut).trim() !== "") ranges.push([from, from + cut])
+    from += cut
   }
-  if (rest.trim() !== "") parts.push(rest)
-  return parts
+  if (text.slice(from).trim() !== "") ranges.push([from, text.length])
+  return ranges
+}
+
+/**
+ * Formatted text cut as splitMessage cuts it, each part with the entities that fall in it (an entity across a cut
+ * is cut too). Telegram trims a message: a part starts at its first visible character, so that the offsets stay
+ * true, and no entity reaches into its trailing whitespace.
+ */
+export const splitFormatted = (formatted: Formatted, limit: number = TELEGRAM_TEXT_LIMIT): ReadonlyArray<Formatted> => {
+  if (formatted.text.trim() === "") return [{ text: "(empty answer)", entities: [] }]
+  return partRanges(formatted.text, limit).map(([from, to]) => {
+    const part = formatted.text.slice(from, to)
+    const start = from + (part.length - part.trimStart().length)
+    const visibleEnd = to - (part.length - part.trimEnd().length)
+    return { text: formatted.text.slice(start, to), entities: entitiesWithin(formatted.entities, start, visibleEnd) }
+  })
 }
 
 /**

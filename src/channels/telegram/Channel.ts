@@ -249,7 +249,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
      */
     const deliver = (chatId: number, answer: string, progressMessage: number | undefined, replyTo?: number) =>
       Effect.gen(function*() {
-        const sent = yield* out.sendText(chatId, answer, replyTo)
+        const sent = yield* out.sendAnswer(chatId, answer, replyTo)
         if (progressMessage === undefined) return
         if (!sent) return yield* out.edit(chatId, progressMessage, answer)
         if (!(yield* out.remove(chatId, progressMessage))) {

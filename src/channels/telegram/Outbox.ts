@@ -1,7 +1,8 @@
 import { Clock, Duration, Effect, Option } from "effect"
 import type { Api } from "grammy"
-import type { InlineKeyboardMarkup } from "grammy/types"
-import { splitMessage } from "../../domain/TelegramText.js"
+import type { InlineKeyboardMarkup, MessageEntity } from "grammy/types"
+import { type Formatted, markdownToEntities, type TgEntity } from "../../domain/TelegramMarkdown.js"
+import { splitFormatted, splitMessage } from "../../domain/TelegramText.js"
 import { wellFormed } from "../../domain/Text.js"
 import { type Bucket, type BucketRate, takeToken } from "../../domain/TokenBucket.js"
 import { type ApiSignal, callApi, type RetryOptions, type TelegramError } from "./Api.js"
@@ -10,6 +11,19 @@ import { type ApiSignal, callApi, type RetryOptions, type TelegramError } from "
 const globalRate: BucketRate = { capacity: 30, perSecond: 30 }
 const privateRate: BucketRate = { capacity: 20, perSecond: 1 }
 const groupRate: BucketRate = { capacity: 20, perSecond: 20 / 60 }
+
+/** An entity as the Bot API takes it. */
+const toMessageEntity = (entity: TgEntity): MessageEntity => {
+  const at = { offset: entity.offset, length: entity.length }
+  switch (entity.type) {
+    case "text_link":
+      return { type: "text_link", ...at, url: entity.url ?? "" }
+    case "pre":
+      return entity.language === undefined ? { type: "pre", ...at } : { type: "pre", ...at, language: entity.language }
+    default:
+      return { type: entity.type, ...at }
+  }
+}
 
 /**
  * What the channel sends, kept under Telegram's rates; failures are logged here and never reach a turn. Every text
@@ -21,6 +35,11 @@ export interface Outbox {
    * whether every part went (a failure is logged).
    */
   readonly sendText: (chatId: number, text: string, replyTo?: number) => Effect.Effect<boolean>
+  /**
+   * A model's answer: its Markdown shown as formatting (entities, never a parse mode), split like sendText; a part
+   * Telegram refuses with its formatting goes again as plain text. Whether every part went.
+   */
+  readonly sendAnswer: (chatId: number, markdown: string, replyTo?: number) => Effect.Effect<boolean>
   /**
    * One message, with buttons; its message id. `replyTo` shows it as the reply to that message (sent all the same
    * when that message is gone).
@@ -91,6 +110,40 @@ export const makeOutbox = (api: Api) =>
         Effect.catchAll((error) => Effect.as(logged(`sending to chat ${chatId}`)(error), false))
       )
 
+    const sendFormatted = (chatId: number, part: Formatted, replyTo: number | undefined) =>
+      call(chatId, "sendMessage", (signal) =>
+        api.sendMessage(chatId, wellFormed(part.text), {
+          link_preview_options: { is_disabled: true },
+          entities: part.entities.map(toMessageEntity),
+          ...(replyTo === undefined
+            ? {}
+            : { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } })
+        }, signal))
+
+    const sendAnswer: Outbox["sendAnswer"] = (chatId, markdown, replyTo) =>
+      Effect.forEach(
+        splitFormatted(markdownToEntities(markdown)),
+        (part, i) => {
+          const reply = i === 0 ? replyTo : undefined
+          return part.entities.length === 0
+            ? sendOne(chatId, part.text, undefined, reply)
+            : sendFormatted(chatId, part, reply).pipe(
+              Effect.catchIf(
+                (error) => error.reason === "Refused" && error.code === 400,
+                (error) =>
+                  Effect.zipRight(
+                    logged(`a formatted message to chat ${chatId} (sent again as plain text)`)(error),
+                    sendOne(chatId, part.text, undefined, reply)
+                  )
+              )
+            )
+        },
+        { discard: true }
+      ).pipe(
+        Effect.as(true),
+        Effect.catchAll((error) => Effect.as(logged(`sending to chat ${chatId}`)(error), false))
+      )
+
     const edit: Outbox["edit"] = (chatId, messageId, text, keyboard) =>
       call(chatId, "editMessageText", (signal) =>
         api.editMessageText(
@@ -122,7 +175,7 @@ export const makeOutbox = (api: Api) =>
         { retries: 0, rateLimitRetries: 0 }
       ).pipe(Effect.asVoid, Effect.catchAll(logged(`the typing action in chat ${chatId}`)))
 
-    return { sendText, sendOne, edit, remove, answerCallback, typing, api } satisfies Outbox
+    return { sendText, sendAnswer, sendOne, edit, remove, answerCallback, typing, api } satisfies Outbox
   })
 
 /** The message id, when a send worked. */

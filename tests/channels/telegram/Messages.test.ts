@@ -46,6 +46,31 @@ describe("Telegram channel: messages", () => {
       ])
     }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Noted." }, { text: "Noted." }] }))))
 
+  it.scoped("an answer's Markdown is shown formatted (entities, no parse mode); refused formatting goes as plain text", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "done?", 1))
+      const answer = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.strictEqual(textOf(answer.payload), "Done: wrote notes.txt")
+      assert.isUndefined(answer.payload.parse_mode)
+      assert.deepStrictEqual(answer.payload.entities, [
+        { type: "bold", offset: 0, length: 4 },
+        { type: "code", offset: 12, length: 9 }
+      ])
+      fake.failNext("sendMessage", 400, {
+        ok: false,
+        error_code: 400,
+        description: "Bad Request: can't parse entities: unsupported start tag"
+      })
+      fake.push(textMessage(OWNER, "and?", 2))
+      const plain = yield* fake.awaitCall((call) => call.method === "sendMessage", 3)
+      assert.strictEqual(textOf(plain.payload), "Also: read notes.txt")
+      assert.isUndefined(plain.payload.entities)
+    }).pipe(Effect.provide(telegramGraph({
+      script: [{ text: "**Done**: wrote `notes.txt`" }, { text: "**Also**: read `notes.txt`" }]
+    }))))
+
   it.scoped("a forwarded message reaches the model as someone else's words, never as the owner's request or command", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi
