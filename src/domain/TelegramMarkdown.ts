@@ -97,17 +97,33 @@ class Builder {
   }
 
   /**
-   * Where `marker` closes a span opened before `from`: preceded by a non-space, not followed by the same marker
-   * character (for a single one), and for `_`/`__` not inside a word; -1 when it does not.
+   * Where `marker` closes a span opened before `from`: preceded by a non-space, and for `_`/`__` not inside a
+   * word; code spans, escapes and (for a single marker) doubled markers are stepped over. -1 when it does not.
    */
   private closing(line: string, from: number, marker: string): number {
-    for (let at = line.indexOf(marker, from); at >= 0; at = line.indexOf(marker, at + 1)) {
-      if (at === from || space(line[at - 1])) continue
-      const after = line[at + marker.length]
-      if (marker.length === 1 && after === marker) continue
-      if (marker.startsWith("_") && wordChar(after)) continue
-      if (line.slice(from, at).includes("`")) return -1
-      return at
+    let at = from
+    while (at < line.length) {
+      if (line[at] === "\\") {
+        at += 2
+        continue
+      }
+      if (line[at] === "`") {
+        const ticks = /^`+/.exec(line.slice(at))![0]
+        const close = line.indexOf(ticks, at + ticks.length)
+        at = close < 0 ? at + ticks.length : close + ticks.length
+        continue
+      }
+      if (marker.length === 1 && line.startsWith(marker + marker, at)) {
+        at += 2
+        continue
+      }
+      if (
+        line.startsWith(marker, at) && at > from && !space(line[at - 1]) &&
+        !(marker.startsWith("_") && wordChar(line[at + marker.length]))
+      ) {
+        return at
+      }
+      at++
     }
     return -1
   }

@@ -25,6 +25,19 @@ describe("a model's Markdown as Telegram entities", () => {
       "italic:italic",
       "bold:bold with italic inside"
     ])
+    assert.deepStrictEqual(shown("*italic with **bold** inside*").marks, [
+      "bold:bold",
+      "italic:italic with bold inside"
+    ])
+    assert.deepStrictEqual(shown("**Run `npm test`** first"), {
+      text: "Run npm test first",
+      marks: ["code:npm test", "bold:Run npm test"]
+    })
+    assert.deepStrictEqual(
+      shown("**not `closed** here`").marks,
+      ["code:closed** here"],
+      "a marker inside code closes nothing"
+    )
   })
 
   it("a fenced block is pre, with its language, and nothing inside it is read as Markdown", () => {
