@@ -39,7 +39,7 @@ import { makeTelegramApprovals } from "./Approvals.js"
 import { framed, isForwarded, lateNote, withLinks } from "./Framing.js"
 import { makeOutbox } from "./Outbox.js"
 import { makePairing } from "./Pairing.js"
-import { classify, type TgMessage, type TgUser, updateIdOf } from "./Updates.js"
+import { classify, isSentContent, type TgMessage, type TgUser, updateIdOf } from "./Updates.js"
 
 export interface TelegramSettings {
   readonly token: Redacted.Redacted<string>
@@ -685,7 +685,14 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         }
         const upload = uploadOf(message)
         if (upload === undefined && (text === undefined || text.trim() === "")) {
-          return yield* reply(chat.chatId, "I can read text messages.")
+          // A pin, a new title or photo, a member joining: nothing the owner said.
+          if (!isSentContent(message)) {
+            return yield* Effect.logInfo(`telegram: ignored a service message in chat ${chat.chatId}`)
+          }
+          return yield* reply(
+            chat.chatId,
+            "I can read text messages, and keep the photos and documents you send; not this kind of message."
+          )
         }
         // What the turn reads is the message as it is when the turn starts: the owner may edit it meanwhile.
         const quoted: Array<QuotedText> = []

@@ -44,6 +44,19 @@ export const TgMessage = Schema.Struct({
   entities: Schema.optional(Schema.Unknown),
   caption_entities: Schema.optional(Schema.Unknown),
   forward_origin: Schema.optional(Schema.Unknown),
+  /** What the owner may send that the channel does not read (told so); anything else without text is a service message. */
+  voice: Schema.optional(Schema.Unknown),
+  audio: Schema.optional(Schema.Unknown),
+  video: Schema.optional(Schema.Unknown),
+  video_note: Schema.optional(Schema.Unknown),
+  animation: Schema.optional(Schema.Unknown),
+  sticker: Schema.optional(Schema.Unknown),
+  location: Schema.optional(Schema.Unknown),
+  venue: Schema.optional(Schema.Unknown),
+  contact: Schema.optional(Schema.Unknown),
+  poll: Schema.optional(Schema.Unknown),
+  dice: Schema.optional(Schema.Unknown),
+  story: Schema.optional(Schema.Unknown),
   reply_to_message: Schema.optional(Schema.Unknown),
   quote: Schema.optional(Schema.Unknown)
 })
@@ -111,3 +124,12 @@ export const classify = (raw: unknown): Incoming => {
     why: `unhandled update type ${kinds.map((kind) => kind.replace(/[^\w]/g, "?").slice(0, 40)).join(", ") || "(none)"}`
   }
 }
+
+/** Whether the message is something a person sent (media the channel does not read included), not a service one. */
+export const isSentContent = (message: TgMessage): boolean =>
+  message.text !== undefined || message.caption !== undefined || message.document !== undefined ||
+  message.photo !== undefined || message.voice !== undefined || message.audio !== undefined ||
+  message.video !== undefined || message.video_note !== undefined || message.animation !== undefined ||
+  message.sticker !== undefined || message.location !== undefined || message.venue !== undefined ||
+  message.contact !== undefined || message.poll !== undefined || message.dice !== undefined ||
+  message.story !== undefined

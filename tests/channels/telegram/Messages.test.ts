@@ -71,6 +71,31 @@ describe("Telegram channel: messages", () => {
       script: [{ text: "**Done**: wrote `notes.txt`" }, { text: "**Also**: read `notes.txt`" }]
     }))))
 
+  it.scoped("a service message (a pin, a new chat photo) gets no answer; a voice message is told what I read", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      const chat = { id: OWNER.id, first_name: OWNER.first_name, username: OWNER.username, type: "private" }
+      fake.push({
+        message: {
+          message_id: 5,
+          from: OWNER,
+          chat,
+          date: 1602575048,
+          pinned_message: { message_id: 1, chat, date: 1602575000, text: "the plan" }
+        }
+      })
+      fake.push({
+        message: { message_id: 6, from: OWNER, chat, date: 1602575048, voice: { file_id: "v1", duration: 3 } }
+      })
+      fake.push(textMessage(OWNER, "hello", 7))
+      yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+      const texts = fake.sent("sendMessage").map((call) => textOf(call.payload))
+      assert.strictEqual(texts.length, 2)
+      assert.include(texts[0], "I can read text messages")
+      assert.strictEqual(texts[1], "Hello!")
+    }).pipe(Effect.provide(telegramGraph({ script: [{ text: "Hello!" }] }))))
+
   it.scoped("a forwarded message reaches the model as someone else's words, never as the owner's request or command", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi
