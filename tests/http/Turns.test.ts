@@ -81,6 +81,14 @@ describe("POST /v1/turns", () => {
       assert.strictEqual((yield* (yield* RecordedTraces).all).length, 0)
     }).pipe(served()))
 
+  it.scoped("a body that starts with a UTF-8 byte order mark (some clients write one) is read as JSON", () =>
+    Effect.gen(function*() {
+      yield* serve()
+      const response = yield* postJson("/v1/turns", "\uFEFF{\"message\": \"hello\"}", TOKEN)
+      assert.strictEqual(response.status, 200)
+      assert.strictEqual((yield* decodeTrace(yield* jsonOf(response))).user_message, "hello")
+    }).pipe(served()))
+
   it.scoped("a missing or wrong token gets 401 and no turn runs; the token never appears in the answer", () =>
     Effect.gen(function*() {
       yield* serve()

@@ -1,5 +1,6 @@
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, ParseResult, Schema } from "effect"
+import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { visible } from "../../domain/Text.js"
 import { isoAt } from "../../domain/Time.js"
 import { type ApprovalAsker, ApprovalRouter } from "../../services/ApprovalRouter.js"
@@ -16,7 +17,20 @@ export const ApprovalAnswerBody = Schema.Struct({
   grant: Schema.optional(Schema.Literal("once", "batch", "session"))
 })
 
-const decodeBody = HttpServerRequest.schemaBodyJson(ApprovalAnswerBody, { errors: "all", onExcessProperty: "error" })
+const decodeAnswer = onFirstCall(() =>
+  Schema.decodeUnknown(ApprovalAnswerBody, { errors: "all", onExcessProperty: "error" })
+)
+
+/** The body as JSON (a leading UTF-8 byte order mark, which some clients write, left out), then as an answer. */
+const decodeBody = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => request.text).pipe(
+  Effect.flatMap((text) =>
+    Effect.try({
+      try: (): unknown => JSON.parse(text.charCodeAt(0) === 0xFEFF ? text.slice(1) : text),
+      catch: (error) => new Error(error instanceof Error ? error.message : String(error))
+    })
+  ),
+  Effect.flatMap((json) => decodeAnswer(json))
+)
 
 const decisionOf = (body: typeof ApprovalAnswerBody.Type): ApprovalDecision =>
   body.verdict === "deny"

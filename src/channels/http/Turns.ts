@@ -281,7 +281,8 @@ export const makeTurns = Effect.gen(function*() {
     if (Option.isNone(text)) return tooLarge
     let json: unknown
     try {
-      json = JSON.parse(text.value)
+      // A UTF-8 byte order mark (some clients write one) is not part of the JSON.
+      json = JSON.parse(text.value.charCodeAt(0) === 0xFEFF ? text.value.slice(1) : text.value)
     } catch (error) {
       return badRequest(`the body is not valid JSON: ${messageOf(error)}`)
     }

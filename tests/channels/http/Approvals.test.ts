@@ -113,8 +113,17 @@ describe("approvals of turns from a channel that cannot ask (the HTTP approvals 
       assert.strictEqual(malformed.status, 400)
       assert.deepStrictEqual((yield* listed).map((item) => item.id), [pending.id], "still pending, unanswered")
       assert.isFalse(yield* probeTools.exists(yield* Workspace, "notes/a.md"))
+      const notJson = yield* postJson(`/v1/approvals/${pending.id}`, "{\"nonce\": ", TOKEN)
+      assert.strictEqual(notJson.status, 400)
+      assert.include((yield* jsonOf(notJson)).message, "not valid JSON")
 
-      assert.strictEqual((yield* answer(pending.id, { nonce: pending.nonce, verdict: "deny" })).status, 200)
+      // A UTF-8 byte order mark before the JSON (some clients write one) is not part of it.
+      const denied = yield* postJson(
+        `/v1/approvals/${pending.id}`,
+        `\uFEFF${JSON.stringify({ nonce: pending.nonce, verdict: "deny" })}`,
+        TOKEN
+      )
+      assert.strictEqual(denied.status, 200)
       const trace = yield* Fiber.join(turn)
       assert.strictEqual(trace.outcome, "user_aborted")
       const twice = yield* answer(pending.id, { nonce: pending.nonce, verdict: "approve" })
