@@ -45,6 +45,12 @@ layer(NodeContext.layer)("loadConfigFile", (it) => {
       assert.strictEqual(config.timeouts.toolMs, 30_000)
     }))
 
+  it.scoped("a file saved with a UTF-8 byte order mark (as some Windows editors save) is read", () =>
+    Effect.gen(function*() {
+      const config = yield* loadConfigFile(yield* tempFile("\uFEFF{ \"maxSteps\": 7 }"))
+      assert.strictEqual(config.maxSteps, 7)
+    }))
+
   it.scoped("says when the file is not valid JSON, and names the file", () =>
     Effect.gen(function*() {
       const file = yield* tempFile("{ maxSteps: 3, }")
