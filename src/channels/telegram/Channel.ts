@@ -268,8 +268,15 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         for (const id of job.messageIds) chat.waiting.delete(id)
         chat.reading = job.messageIds
         chatOfChannel.set(job.channel, chat.chatId)
+        // "typing…" while the turn works, not while it waits for the owner's answer to a question.
+        const asking = Effect.map(
+          approvals.pending,
+          (pending) => pending.some((waiting) => waiting.request.sessionId === chat.session)
+        )
         const typing = yield* Effect.fork(
-          Effect.forever(Effect.zipRight(out.typing(chat.chatId), Effect.sleep(Duration.seconds(4))))
+          Effect.forever(
+            Effect.zipRight(Effect.unlessEffect(out.typing(chat.chatId), asking), Effect.sleep(Duration.seconds(4)))
+          )
         )
         const read = yield* job.text
         if (Option.isNone(read)) {

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Chunk, Clock, Effect, Layer, TestClock } from "effect"
 import { describeForTelegram } from "../../../src/channels/telegram/Approvals.js"
 import type { ActionStep, ExecutionTrace } from "../../../src/domain/ExecutionTrace.js"
 import { decodeTrace } from "../../../src/domain/ExecutionTrace.js"
@@ -185,6 +185,25 @@ describe("Telegram channel: approvals with inline buttons", () => {
       assert.include(textOf(fake.sent("editMessageText")[0]!.payload), "❌ Denied")
       assert.isFalse(yield* probeTools.exists(yield* Workspace, "notes/a.md"))
     }).pipe(Effect.provide(telegramGraph({ script: [...writeScript.slice(0, 1), { text: "not written" }] }))))
+
+  it.scoped("while a question waits for the owner, the chat does not show \"typing…\"", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "write it"))
+      const { call, messageId } = yield* question(fake)
+      const typed = fake.sent("sendChatAction").length
+      const now = yield* Clock.currentTimeMillis
+      yield* TestClock.adjust("5 seconds")
+      // The typing loop (every 4 s from the turn's start) has had its turn once it sleeps until 8 s.
+      while (!Chunk.toReadonlyArray(yield* TestClock.sleeps()).includes(now + 8000)) {
+        yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      }
+      assert.strictEqual(fake.sent("sendChatAction").length, typed, "typing under an unanswered question")
+      fake.push(buttonPress(OWNER, button(call, "Approve"), messageId))
+      const answer = yield* fake.awaitCall((c) => c.method === "sendMessage" && buttonsOf(c).length === 0)
+      assert.strictEqual(textOf(answer.payload), "written")
+    }).pipe(Effect.provide(telegramGraph({ script: writeScript }))))
 
   it.scoped("an unanswered question loses its buttons when the request expires; a later press is \"expired\"", () =>
     Effect.gen(function*() {
