@@ -221,15 +221,24 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
     }
 
     /** One status message while a long turn runs, edited as it goes: the step, the tool running, the time. */
-    const showProgress = (chatId: number, seen: Seen, shown: { messageId: number | undefined }) =>
+    const showProgress = (
+      chatId: number,
+      seen: Seen,
+      shown: { messageId: number | undefined },
+      asking: Effect.Effect<Option.Option<string>>
+    ) =>
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         yield* Effect.sleep(Duration.millis(config.progressAfterMs))
         let last = ""
         yield* Effect.forever(Effect.gen(function*() {
           const seconds = Math.round(((yield* Clock.currentTimeMillis) - startedAt) / 1000)
-          const line = `⏳ Working: step ${seen.step} of at most ${seen.maxSteps}` +
-            `${seen.tool === null ? "" : ` · running ${seen.tool}`} · ${seconds} s`
+          const question = yield* asking
+          const line = Option.isSome(question)
+            ? `⏳ Step ${seen.step} of at most ${seen.maxSteps} · waiting for your answer to ${question.value} · ` +
+              `${seconds} s`
+            : `⏳ Working: step ${seen.step} of at most ${seen.maxSteps}` +
+              `${seen.tool === null ? "" : ` · running ${seen.tool}`} · ${seconds} s`
           if (line !== last) {
             last = line
             if (shown.messageId === undefined) {
@@ -268,14 +277,21 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         for (const id of job.messageIds) chat.waiting.delete(id)
         chat.reading = job.messageIds
         chatOfChannel.set(job.channel, chat.chatId)
-        // "typing…" while the turn works, not while it waits for the owner's answer to a question.
+        // "typing…" while the turn works, not while it waits for the owner's answer to a question (the tool's).
         const asking = Effect.map(
           approvals.pending,
-          (pending) => pending.some((waiting) => waiting.request.sessionId === chat.session)
+          (pending) =>
+            Option.map(
+              Option.fromNullable(pending.find((waiting) => waiting.request.sessionId === chat.session)),
+              (waiting) => waiting.request.tool
+            )
         )
         const typing = yield* Effect.fork(
           Effect.forever(
-            Effect.zipRight(Effect.unlessEffect(out.typing(chat.chatId), asking), Effect.sleep(Duration.seconds(4)))
+            Effect.zipRight(
+              Effect.unlessEffect(out.typing(chat.chatId), Effect.map(asking, Option.isSome)),
+              Effect.sleep(Duration.seconds(4))
+            )
           )
         )
         const read = yield* job.text
@@ -289,7 +305,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           : undefined
         const text = late === undefined ? read.value : `${late}\n\n${read.value}`
         const seen: Seen = { step: 0, maxSteps: 0, tool: null }
-        const progress = yield* Effect.fork(showProgress(chat.chatId, seen, shown))
+        const progress = yield* Effect.fork(showProgress(chat.chatId, seen, shown, asking))
         const trace = yield* runtime.handle({
           userMessage: text,
           sessionId: chat.session,

@@ -205,6 +205,17 @@ describe("Telegram channel: approvals with inline buttons", () => {
       assert.strictEqual(textOf(answer.payload), "written")
     }).pipe(Effect.provide(telegramGraph({ script: writeScript }))))
 
+  it.scoped("a long turn's status message says it waits for the owner's answer, not that the tool runs", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      yield* startBot(fake)
+      fake.push(textMessage(OWNER, "write it"))
+      yield* question(fake)
+      yield* TestClock.adjust("5 seconds")
+      const status = yield* fake.awaitCall((c) => c.method === "sendMessage" && textOf(c.payload).startsWith("⏳"))
+      assert.strictEqual(textOf(status.payload), "⏳ Step 1 of at most 10 · waiting for your answer to fs_write · 5 s")
+    }).pipe(Effect.provide(telegramGraph({ script: writeScript, telegram: { progressAfterMs: 5000 } }))))
+
   it.scoped("an unanswered question loses its buttons when the request expires; a later press is \"expired\"", () =>
     Effect.gen(function*() {
       const fake = yield* FakeBotApi
