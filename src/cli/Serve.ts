@@ -2,6 +2,7 @@ import { Effect, Layer } from "effect"
 import { TerminalAnswering } from "../channels/cli/TerminalApprovals.js"
 import { TelegramLive } from "../channels/telegram/Live.js"
 import { HttpLive } from "../http/Server.js"
+import { ChannelStatesLive } from "../layers/ChannelStatesLive.js"
 import * as Compose from "../layers/Compose.js"
 import { MainLayer } from "../layers/Main.js"
 import { OwnerNoticesLive } from "../layers/OwnerNoticesLive.js"
@@ -19,7 +20,7 @@ const HttpWithTelegram = HttpLive.pipe(Compose.provide(TelegramLive))
  */
 export const serve = Layer.launch(
   Compose.mergeAll(DigestScheduleLive, BackupScheduleLive, TerminalAnswering, HttpWithTelegram).pipe(
-    Compose.provide(OwnerNoticesLive),
+    Compose.provide(Compose.merge(OwnerNoticesLive, ChannelStatesLive)),
     Compose.provide(MainLayer)
   )
 ).pipe(Effect.provide(TelemetryLive))

@@ -5,6 +5,7 @@ import { sha256Hex } from "../domain/Sha256.js"
 import { isoAt } from "../domain/Time.js"
 import { AuditLog } from "../services/AuditLog.js"
 import { Budget } from "../services/Budget.js"
+import { ChannelStates } from "../services/ChannelStates.js"
 import { Llm, type ProviderHealth } from "../services/Llm.js"
 import { McpServers } from "../services/McpServers.js"
 import { Metrics } from "../services/Metrics.js"
@@ -94,6 +95,7 @@ export const makeHealth = Effect.gen(function*() {
   const { file, loaded } = yield* MyclawConfig
   const mcp = yield* Effect.serviceOption(McpServers)
   const telegram = yield* Config.option(Config.redacted("TELEGRAM_BOT_TOKEN"))
+  const channelStates = yield* Effect.serviceOption(ChannelStates)
   const startedAt = yield* Clock.currentTimeMillis
   const soulFile = NodePath.join(workspace.root, "SOUL.md")
   const workspaceName = NodePath.basename(workspace.root)
@@ -126,6 +128,9 @@ export const makeHealth = Effect.gen(function*() {
     }
 
     const mcpServers = Option.isSome(mcp) ? yield* mcp.value.status : []
+    // Telegram as the channel last reported it: with a token, `starting` until it has (`configured` where
+    // nothing keeps channel states).
+    const telegramState = Option.isNone(channelStates) ? undefined : yield* channelStates.value.get("telegram")
 
     const down: Array<string> = []
     const degraded: Array<string> = []
@@ -158,6 +163,9 @@ export const makeHealth = Effect.gen(function*() {
     for (const server of mcpServers) {
       if (server.state === "down") degraded.push(`the MCP server ${server.name} is down (restarting)`)
     }
+    if (telegramState?._tag === "Failing") {
+      degraded.push(`the Telegram channel is failing since ${isoAt(telegramState.since)}: ${telegramState.why}`)
+    }
 
     const memory = process.memoryUsage()
     const report: HealthReport = {
@@ -187,7 +195,16 @@ export const makeHealth = Effect.gen(function*() {
           cooling_down_until: p.cooldownUntil === null || p.cooldownUntil <= now ? null : iso(p.cooldownUntil)
         }))
       },
-      channels: { http: "listening", telegram: Option.isSome(telegram) ? "configured" : "off" },
+      channels: {
+        http: "listening",
+        telegram: telegramState !== undefined
+          ? telegramState._tag === "Failing" ? "failing" : telegramState.how
+          : Option.isNone(telegram)
+          ? "off"
+          : Option.isNone(channelStates)
+          ? "configured"
+          : "starting"
+      },
       memory: { rss_mb: mb(memory.rss), heap_used_mb: mb(memory.heapUsed) },
       budget: {
         soft_cap_eur: money.softCapEur,

@@ -76,3 +76,16 @@ export const callApi = <A>(
 /** grammY's Bot API client for `token`, talking to `apiRoot` (Telegram's by default). */
 export const makeApi = (token: string, apiRoot: string | undefined): Api =>
   new Api(token, apiRoot === undefined ? {} : { apiRoot })
+
+/** What a failing call means for the owner, and what to do (for /health; the token is never in it). */
+export const failureForOwner = (error: TelegramError): string => {
+  if (error.code === 401 || error.code === 404) {
+    return `Telegram refused the bot token (${error.code} ${error.message}): check TELEGRAM_BOT_TOKEN`
+  }
+  if (error.code === 409) {
+    return `another process is receiving this bot's updates (409 ${error.message}): stop it, or give each its own ` +
+      "bot token"
+  }
+  if (error.reason === "Network") return `Telegram cannot be reached (${error.method}: ${error.message})`
+  return `${error.method} failed (${error.code ?? error.reason}: ${error.message})`
+}

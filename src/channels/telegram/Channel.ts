@@ -30,11 +30,12 @@ import { ApprovalRouter } from "../../services/ApprovalRouter.js"
 import { Approvals } from "../../services/Approvals.js"
 import { AuditLog } from "../../services/AuditLog.js"
 import { Budget } from "../../services/Budget.js"
+import { type ChannelState, ChannelStates } from "../../services/ChannelStates.js"
 import { Llm } from "../../services/Llm.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { OwnerNotices } from "../../services/OwnerNotices.js"
 import { Workspace } from "../../services/Workspace.js"
-import { callApi, makeApi, TelegramError } from "./Api.js"
+import { callApi, failureForOwner, makeApi, TelegramError } from "./Api.js"
 import { makeTelegramApprovals } from "./Approvals.js"
 import { framed, isForwarded, lateNote, withLinks } from "./Framing.js"
 import { makeOutbox } from "./Outbox.js"
@@ -810,7 +811,15 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         : Effect.logWarning(`telegram: ignored update ${incoming.updateId ?? "(no id)"}: ${incoming.why}`)
     }
 
-    return { handle, out, api, pairingCode: pairing.code } as const
+    /** How the channel is, for /health (when the service keeps channel states). */
+    const states = yield* Effect.serviceOption(ChannelStates)
+    const report = (state: ChannelState) => Option.isSome(states) ? states.value.report("telegram", state) : Effect.void
+    const working = (how: string) => report({ _tag: "Working", how })
+    const failing = (error: TelegramError) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        report({ _tag: "Failing", why: failureForOwner(error), since: now }))
+
+    return { handle, out, api, pairingCode: pairing.code, working, failing } as const
   })
 
 export type TelegramChannel = Effect.Effect.Success<ReturnType<typeof makeTelegramChannel>>
@@ -834,6 +843,7 @@ export const pollUpdates = (channel: TelegramChannel, config: TelegramConfig) =>
         )
       if (Either.isLeft(result)) {
         const error = result.left
+        if (error !== "stalled") yield* channel.failing(error)
         if (error === "stalled") {
           yield* Effect.logWarning(
             `telegram: getUpdates has not returned for ${Duration.format(limit)}: restarting polling`
@@ -847,6 +857,7 @@ export const pollUpdates = (channel: TelegramChannel, config: TelegramConfig) =>
         yield* Effect.sleep(Duration.millis(waitMs))
         return yield* loop(offset, Math.min(backoffMs * 2, 60_000))
       }
+      yield* channel.working("polling")
       let next = offset
       for (const raw of result.right as ReadonlyArray<unknown>) {
         const id = updateIdOf(raw)
@@ -867,8 +878,12 @@ export const startTelegramPolling = (settings: TelegramSettings): Effect.Effect<
 > =>
   Effect.gen(function*() {
     const channel = yield* makeTelegramChannel(settings)
+    // Answered at once, unlike the first poll: it tells whether Telegram takes the token.
     yield* callApi("deleteWebhook", (signal) => channel.api.deleteWebhook({}, signal)).pipe(
-      Effect.catchAll((error) => Effect.logWarning(`telegram: deleteWebhook failed: ${error.message}`))
+      Effect.zipRight(channel.working("polling")),
+      Effect.catchAll((error) =>
+        Effect.zipRight(Effect.logWarning(`telegram: deleteWebhook failed: ${error.message}`), channel.failing(error))
+      )
     )
     yield* Effect.forkScoped(pollUpdates(channel, settings.config))
     yield* Effect.logInfo("telegram: polling for updates")

@@ -45,7 +45,10 @@ const startWebhook = (settings: TelegramSettings, file: string) =>
         allowed_updates: ["message", "edited_message", "callback_query"]
       }, signal)).pipe(
         Effect.zipRight(Effect.logInfo(`telegram: webhook set; updates come to ${webhook.path}`)),
-        Effect.catchAll((error) => Effect.logError(`telegram: setWebhook failed: ${error.message}`))
+        Effect.zipRight(channel.working("webhook")),
+        Effect.catchAll((error) =>
+          Effect.zipRight(Effect.logError(`telegram: setWebhook failed: ${error.message}`), channel.failing(error))
+        )
       )
     yield* showPairingCode(channel)
     return makeWebhookRoute(channel, webhook.path as `/${string}`, secret.value)
