@@ -56,7 +56,10 @@ describe("Telegram channel: its state in /health", () => {
       fake.failNext(
         "getUpdates",
         409,
-        refused(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running")
+        refused(
+          409,
+          "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
+        )
       )
       yield* startBot(fake)
       yield* serve()
