@@ -47,6 +47,16 @@ export class Sessions extends Context.Tag("myclaw/Sessions")<Sessions, {
   ) => Effect.Effect<ReadonlyArray<string>, SessionError>
   /** Stores a summary that replaces, in prompts, every turn up to `covers_through`; the turns stay stored. */
   readonly addSummary: (sessionId: string, summary: SessionSummary) => Effect.Effect<void, SessionError>
+  /**
+   * Gives the session to `owner` when another identity of the same person holds it, as `mayTake` judges from the
+   * stored owner (a Telegram user whose @username changed: the chat's session is theirs); nothing changes for a
+   * session that is missing, `owner`'s already, or not `mayTake`'s. The owner it has afterwards (undefined: none).
+   */
+  readonly reown: (
+    sessionId: string,
+    owner: string,
+    mayTake: (stored: string) => boolean
+  ) => Effect.Effect<string | undefined, SessionError>
   /** Opens a new, empty session for `owner` on `channel` (a kind such as `telegram`) and returns its id. */
   readonly startNew: (channel: string, owner: string) => Effect.Effect<string, SessionError>
   /** Every session, the most recently active first. */

@@ -34,6 +34,7 @@ import { type ChannelState, ChannelStates } from "../../services/ChannelStates.j
 import { Llm } from "../../services/Llm.js"
 import { MyclawConfig } from "../../services/MyclawConfig.js"
 import { OwnerNotices } from "../../services/OwnerNotices.js"
+import { Sessions } from "../../services/Sessions.js"
 import { Workspace } from "../../services/Workspace.js"
 import { callApi, failureForOwner, makeApi, TelegramError } from "./Api.js"
 import { makeTelegramApprovals } from "./Approvals.js"
@@ -105,6 +106,8 @@ interface ChatState {
   readonly edits: Map<number, TgMessage>
   /** The messages the running turn reads. */
   reading: ReadonlyArray<number>
+  /** The identity the chat's session was last used with in this process (a username can change). */
+  owner: string | undefined
 }
 
 const HELP = [
@@ -181,6 +184,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
     const router = yield* ApprovalRouter
     const budget = yield* Budget
     const workspace = yield* Workspace
+    const sessions = yield* Sessions
     const fs = yield* FileSystem.FileSystem
     const digestContext = yield* Effect.context<AuditLog | Llm | MyclawConfig>()
     const api = makeApi(Redacted.value(settings.token), settings.apiRoot)
@@ -278,6 +282,21 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         for (const id of job.messageIds) chat.waiting.delete(id)
         chat.reading = job.messageIds
         chatOfChannel.set(job.channel, chat.chatId)
+        // The chat's session is its people's whatever their @username now (a session named after a chat is only
+        // ever written from that chat): one held by another Telegram identity passes to the one writing.
+        if (chat.owner !== job.channel) {
+          yield* sessions.reown(chat.session, job.channel, (stored) => stored.startsWith("telegram:")).pipe(
+            Effect.tap((owner) =>
+              owner === undefined || owner === job.channel ? Effect.void : Effect.logWarning(
+                `telegram: the session of chat ${chat.chatId} belongs to another channel; its turns are refused`
+              )
+            ),
+            Effect.catchAll((error) =>
+              Effect.logError(`telegram: the session of chat ${chat.chatId}: ${error.message}`)
+            )
+          )
+          chat.owner = job.channel
+        }
         // "typing…" while the turn works, not while it waits for the owner's answer to a question (the tool's).
         const asking = Effect.map(
           approvals.pending,
@@ -412,7 +431,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           lastSeen: undefined,
           waiting: new Set(),
           edits: new Map(),
-          reading: []
+          reading: [],
+          owner: undefined
         }
         chats.set(chatId, chat)
         yield* FiberMap.run(workers, chatId, worker(chat))
@@ -816,8 +836,10 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
     const report = (state: ChannelState) => Option.isSome(states) ? states.value.report("telegram", state) : Effect.void
     const working = (how: string) => report({ _tag: "Working", how })
     const failing = (error: TelegramError) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        report({ _tag: "Failing", why: failureForOwner(error), since: now }))
+      Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => report({ _tag: "Failing", why: failureForOwner(error), since: now })
+      )
 
     return { handle, out, api, pairingCode: pairing.code, working, failing } as const
   })

@@ -71,6 +71,16 @@ export const SessionsMemory = Layer.effect(
             })
           )
         }),
+      reown: (sessionId, owner, mayTake) =>
+        Effect.flatMap(get(sessionId), (stored) => {
+          if (stored === undefined || stored.info.owner === owner || !mayTake(stored.info.owner)) {
+            return Effect.succeed(stored?.info.owner)
+          }
+          return Effect.as(
+            update((map) => map.set(sessionId, { ...stored, info: { ...stored.info, owner } })),
+            owner
+          )
+        }),
       addSummary: (sessionId, summary) =>
         update((map) => {
           const stored = map.get(sessionId)

@@ -54,6 +54,7 @@ export const SessionsReplay = Layer.succeed(
             : replayedHistory(session)
       ),
     recordTurn: () => Effect.void,
+    reown: (_sessionId, owner) => Effect.succeed(owner),
     unrecorded: () => Effect.succeed([]),
     addSummary: (sessionId, summary) =>
       Effect.map(FiberRef.get(CurrentReplay), (session) => {

@@ -122,8 +122,9 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
       FROM sessions s WHERE s.id = ${sessionId}`).pipe(Effect.flatMap(decodeHistoryRows))
 
     // The owners the last reads found (null: no such session yet), so that recording the turn that read its
-    // session's history need not read its owner again. An owner never changes; a session found missing may have
-    // been opened by another process since, which the record's own statement still refuses. The oldest are let go.
+    // session's history need not read its owner again. An owner changes only through `reown`, which updates what is
+    // remembered; a session found missing may have been opened by another process since, which the record's own
+    // statement still refuses. The oldest are let go.
     const owners = new Map<string, string | null>()
     const remember = (sessionId: string, owner: string | null) => {
       owners.delete(sessionId)
@@ -355,7 +356,22 @@ export const makeSessionsSql = (file: string, fsync: "always" | "batch" = "alway
       ).pipe(Effect.catchTag("SqlError", ioError(sessionId, "cannot forget the session")))
     )
 
+    // The records waiting for the session are written first (they carry its owner), then the owner changes in
+    // one statement that checks the owner it read, and the owner remembered with it.
+    const reown = (sessionId: string, owner: string, mayTake: (stored: string) => boolean) =>
+      Effect.gen(function*() {
+        yield* writtenFor(sessionId)
+        const stored = yield* storedOwner(sessionId)
+        if (stored === undefined || stored === owner || !mayTake(stored)) return stored
+        yield* direct.run(sql`UPDATE sessions SET owner = ${owner} WHERE id = ${sessionId} AND owner = ${stored}`)
+        checkpointer.wrote()
+        const now = yield* storedOwner(sessionId)
+        remember(sessionId, now ?? null)
+        return now
+      }).pipe(Effect.catchTag("SqlError", ioError(sessionId, "cannot change the session's owner")))
+
     return Sessions.of({
+      reown,
       history: (sessionId, owner) =>
         withSpanWhenTraced("Sessions.history")(Effect.zipRight(writtenFor(sessionId), history(sessionId, owner))),
       recordTurn,

@@ -183,6 +183,26 @@ describe("Telegram channel: turns, queues and commands", () => {
       script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "first answer" }, { text: "second answer" }]
     }))))
 
+  for (const sessions of ["memory", "sqlite"] as const) {
+    it.scoped(`an owner who changes their @username keeps their conversation (${sessions} sessions)`, () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeBotApi
+        yield* startBot(fake)
+        fake.push(textMessage(OWNER, "my name is Max", 1))
+        yield* fake.awaitCall((call) => call.method === "sendMessage")
+        fake.push(textMessage({ ...OWNER, username: "max_renamed" }, "what is my name?", 2))
+        const answer = yield* fake.awaitCall((call) => call.method === "sendMessage", 2)
+        assert.strictEqual(textOf(answer.payload), "Max.")
+        const traces = yield* (yield* RecordedTraces).all
+        assert.deepStrictEqual(traces.map((trace) => [trace.channel, trace.outcome]), [
+          ["telegram:@Mark_Heizenberg", "success"],
+          ["telegram:@max_renamed", "success"]
+        ])
+        const history = yield* (yield* Sessions).history(`telegram-${OWNER.id}`, "telegram:@max_renamed")
+        assert.deepStrictEqual(history.turns.map((turn) => turn.user_message), ["my name is Max", "what is my name?"])
+      }).pipe(Effect.provide(telegramGraph({ sessions, script: [{ text: "Hello Max." }, { text: "Max." }] }))))
+  }
+
   const probe2 = probeTools.make()
   it.scoped("two chats run turns at once, while one chat's messages are answered in order", () =>
     Effect.gen(function*() {
