@@ -151,7 +151,8 @@ interface Kept {
 interface NotKept {
   readonly name: string
   readonly why: string
-  readonly tooLarge: boolean
+  /** Too large: the limit it is over, in words (the inbox's cap, or what Telegram lets a bot download). */
+  readonly tooLarge: string | undefined
 }
 
 const uploadOf = (message: TgMessage): Upload | undefined => {
@@ -550,7 +551,11 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           yield* Effect.logWarning(
             `telegram: refused a file of ${upload.size} bytes in chat ${chat.chatId} (cap ${config.inboxMaxBytes})`
           )
-          return Either.left<NotKept>({ name, why: "too large", tooLarge: true })
+          return Either.left<NotKept>({
+            name,
+            why: "too large",
+            tooLarge: `I keep files up to ${sizeText(config.inboxMaxBytes)}`
+          })
         }
         const saved = yield* callApi("getFile", (signal) => api.getFile(upload.fileId, signal)).pipe(
           Effect.flatMap((file) =>
@@ -565,7 +570,22 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           yield* Effect.logWarning(
             `telegram: a file from chat ${chat.chatId} could not be saved: ${saved.left.message}`
           )
-          return Either.left<NotKept>({ name, why: "not saved", tooLarge: false })
+          // Telegram's own limit (a file sent without its size): getFile answers "file is too big".
+          if (saved.left._tag === "TelegramError" && /too big/i.test(saved.left.message)) {
+            return Either.left<NotKept>({
+              name,
+              why: "too large",
+              tooLarge: "Telegram lets a bot download files up to 20 MB"
+            })
+          }
+          if (/larger than the cap/.test(saved.left.message)) {
+            return Either.left<NotKept>({
+              name,
+              why: "too large",
+              tooLarge: `I keep files up to ${sizeText(config.inboxMaxBytes)}`
+            })
+          }
+          return Either.left<NotKept>({ name, why: "not saved", tooLarge: undefined })
         }
         yield* Effect.logInfo(`telegram: saved a file from chat ${chat.chatId} as ${saved.right.path}`)
         return Either.right<Kept>({ ...saved.right, name })
@@ -580,12 +600,11 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         const results = yield* Effect.forEach(uploads, (upload) => keep(chat, upload))
         const saved = results.filter(Either.isRight).map((result) => result.right)
         const lost = results.filter(Either.isLeft).map((result) => result.left)
-        const cap = sizeText(config.inboxMaxBytes)
         if (uploads.length === 1 && lost.length === 1) {
           yield* out.sendText(
             chat.chatId,
-            lost[0]!.tooLarge
-              ? `That file is too large: I keep files up to ${cap}.`
+            lost[0]!.tooLarge !== undefined
+              ? `That file is too large: ${lost[0]!.tooLarge}.`
               : "I could not save that file (it is logged)."
           )
           return Option.none<string>()
@@ -594,7 +613,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           yield* out.sendText(
             chat.chatId,
             lost.map(({ name, tooLarge }) =>
-              tooLarge ? `${name} is too large: I keep files up to ${cap}.` : `I could not save ${name} (it is logged).`
+              tooLarge !== undefined ? `${name} is too large: ${tooLarge}.` : `I could not save ${name} (it is logged).`
             ).join("\n")
           )
         }

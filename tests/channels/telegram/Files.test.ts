@@ -101,6 +101,28 @@ describe("Telegram channel: files", () => {
       assert.isFalse(yield* probeTools.exists(yield* Workspace, "inbox/big.bin"))
       assert.deepStrictEqual(yield* (yield* RecordedTraces).all, [])
     }).pipe(Effect.provide(telegramGraph({ telegram: { inboxMaxBytes: 1024 }, script: [] }))))
+  it.scoped("a file larger than Telegram lets a bot download (over 20 MB, its size not given) is said to be too large", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      fake.failNext("getFile", 400, { ok: false, error_code: 400, description: "Bad Request: file is too big" })
+      yield* startBot(fake)
+      fake.push({
+        message: {
+          message_id: 45,
+          from: OWNER,
+          chat: { id: OWNER.id, type: "private" },
+          date: 1602575048,
+          document: { file_id: "huge", file_unique_id: "u-huge", file_name: "film.mkv" }
+        }
+      })
+      const answer = yield* fake.awaitCall((call) => call.method === "sendMessage")
+      assert.strictEqual(
+        textOf(answer.payload),
+        "That file is too large: Telegram lets a bot download files up to 20 MB."
+      )
+      assert.deepStrictEqual(yield* (yield* RecordedTraces).all, [])
+    }).pipe(Effect.provide(telegramGraph({ telegram: { inboxMaxBytes: 50 * 1024 * 1024 }, script: [] }))))
+
   /** One part of an album: Telegram sends each as its own message, sharing a media_group_id. */
   const albumPart = (messageId: number, group: string, media: Record<string, unknown>, caption?: string) => ({
     message: {
