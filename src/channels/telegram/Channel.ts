@@ -850,9 +850,23 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         : Effect.logWarning(`telegram: ignored update ${incoming.updateId ?? "(no id)"}: ${incoming.why}`)
     }
 
+    // Stopping (a restart, a shutdown): the messages still waiting in a chat are never read (Telegram has them as
+    // delivered), so their owner is told to send them again. Before the workers stop: this runs first.
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach([...chats.values()], (chat) =>
+        Effect.flatMap(Queue.size(chat.queue), (waiting) =>
+          waiting <= 0 ? Effect.void : out.sendText(
+            chat.chatId,
+            `I am stopping (a restart or a shutdown), and ${
+              waiting === 1 ? "a message you sent was" : `${waiting} messages you sent were`
+            } not read yet: send ${waiting === 1 ? "it" : "them"} again once I am back.`
+          )), { discard: true }).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
+    )
+
     /** How the channel is, for /health (when the service keeps channel states). */
     const states = yield* Effect.serviceOption(ChannelStates)
-    const report = (state: ChannelState) => Option.isSome(states) ? states.value.report("telegram", state) : Effect.void
+    const report = (state: ChannelState) =>
+      Option.isSome(states) ? states.value.report("telegram", state) : Effect.void
     const working = (how: string) => report({ _tag: "Working", how })
     const failing = (error: TelegramError) =>
       Effect.flatMap(

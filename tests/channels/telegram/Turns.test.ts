@@ -59,6 +59,27 @@ describe("Telegram channel: turns, queues and commands", () => {
       script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }, { text: "again" }]
     }))))
 
+  const probe8 = probeTools.make()
+  it.scoped("shutting down with messages waiting tells the owner they were not read, to send them again", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeBotApi
+      const scope = yield* Scope.make()
+      yield* Scope.extend(startBot(fake), scope)
+      fake.push(textMessage(OWNER, "take your time", 1))
+      yield* probe8.started
+      fake.push(textMessage(OWNER, "and then this", 2))
+      const last = fake.push(textMessage(OWNER, "and that", 3))
+      yield* fake.awaitCall((call) => call.method === "getUpdates" && call.payload.offset === last + 1)
+      yield* Scope.close(scope, Exit.void)
+      const told = textsTo(fake, OWNER.id).find((text) => text.includes("were not read"))
+      assert.include(told, "2 messages you sent")
+      assert.include(told, "send them again")
+      assert.strictEqual((yield* tracesOf("telegram:@Mark_Heizenberg")).length, 1)
+    }).pipe(Effect.provide(telegramGraph({
+      tools: probe8.tools,
+      script: [{ toolCalls: [{ name: "slow", args: {} }] }, { text: "done" }]
+    }))))
+
   const probe4 = probeTools.make()
   it.scoped("a long turn shows one status message, edited as it goes, then replaced by the answer, which notifies", () =>
     Effect.gen(function*() {
