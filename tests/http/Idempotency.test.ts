@@ -58,6 +58,19 @@ describe("POST /v1/turns with an Idempotency-Key", () => {
       assert.strictEqual((yield* outcomes).length, 3)
     }).pipe(served({ script: [{ text: "Added." }, { text: "Added, on the phone." }, { text: "Added again." }] })))
 
+  it.scoped("two requests with one key at once run one turn, and both get its answer", () =>
+    Effect.gen(function*() {
+      yield* serve()
+      const body = { message: "plan my day", session_id: "s-3" }
+      const both = yield* Effect.fork(Effect.all([post(body, "day-1"), post(body, "day-1")], { concurrency: 2 }))
+      yield* turnsUntil(Effect.map(outcomes, () => false), 2_000)
+      yield* TestClock.adjust("21 seconds")
+      const [a, b] = yield* Fiber.join(both)
+      assert.deepStrictEqual([a.status, b.status], [200, 200])
+      assert.strictEqual(a.text, b.text)
+      assert.deepStrictEqual(yield* outcomes, ["success"])
+    }).pipe(served({ script: [{ text: "Your day.", delayMs: 20_000 }, { text: "A second day." }] })))
+
   it.scoped("a key that is not 1 to 255 visible ASCII characters is a 400 naming the header, and runs nothing", () =>
     Effect.gen(function*() {
       yield* serve()

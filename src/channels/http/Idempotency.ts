@@ -1,5 +1,5 @@
 import type { HttpServerResponse } from "@effect/platform"
-import { Clock, Deferred, Effect, Either, Exit, FiberSet, Option } from "effect"
+import { Clock, Deferred, Effect, Either, Exit, FiberId, FiberSet, Option } from "effect"
 
 /** How long the answer to a key is kept, and how many keys at most (the oldest are forgotten first). */
 export const KEY_TTL_MS = 24 * 3_600_000
@@ -66,6 +66,7 @@ export const makeIdempotency = <Kept>() =>
     ): Effect.Effect<Outcome<Kept>, never, R> =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
+        // From the look-up to the entry, nothing yields: two requests with one key never both run.
         forgetOld(now)
         const known = entries.get(key)
         if (known !== undefined) {
@@ -73,7 +74,7 @@ export const makeIdempotency = <Kept>() =>
           if (known.state._tag === "Kept") return { _tag: "Replay", kept: known.state.kept } as const
           return { _tag: "Joined", answered: yield* Deferred.await(known.state.answer) } as const
         }
-        const answer = yield* Deferred.make<Answered<Kept>>()
+        const answer = Deferred.unsafeMake<Answered<Kept>>(FiberId.none)
         const entry: Entry<Kept> = { fingerprint, at: now, state: { _tag: "Running", answer } }
         entries.set(key, entry)
         // Detached from this request: its caller going away leaves the work running for the retry.
