@@ -22,7 +22,8 @@ const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})\s*([\w#+.-]*)\s*$/
 const HEADING = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/
 const BULLET = /^(\s*)[*+]\s+/
 const LINK = /^\[([^\]\n]+)\]\(((?:https?:\/\/|mailto:)[^\s()]+)\)/
-const ESCAPABLE = new Set(["\\", "`", "*", "_", "~", "[", "]", "(", ")", "#", "-", ".", "!", ">"])
+/** Escapes of the markers read here only: `\.`, `\d` or `\\server` outside code (a regex, a path) stay as written. */
+const ESCAPABLE = new Set(["`", "*", "_", "~", "[", "]"])
 const wordChar = (char: string | undefined) => char !== undefined && /[\p{L}\p{N}]/u.test(char)
 const space = (char: string | undefined) => char === undefined || /\s/.test(char)
 

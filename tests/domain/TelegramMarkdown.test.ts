@@ -68,6 +68,10 @@ describe("a model's Markdown as Telegram entities", () => {
       assert.deepStrictEqual(shown(plain), { text: plain, marks: [] }, plain)
     }
     assert.deepStrictEqual(shown("\\*not italic\\*"), { text: "*not italic*", marks: [] })
+    // Only the markers read here are escapes: a regex or a path outside code keeps its backslashes.
+    for (const plain of ["match \\d+\\.\\d+ here", "C:\\Users\\max\\notes.txt", "a \\(b\\) c", "\\\\server\\share"]) {
+      assert.deepStrictEqual(shown(plain), { text: plain, marks: [] }, plain)
+    }
   })
 
   it("offsets count UTF-16 code units, as Telegram does", () => {
