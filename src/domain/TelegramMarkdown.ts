@@ -21,6 +21,7 @@ export interface Formatted {
 const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})\s*([\w#+.-]*)\s*$/
 const HEADING = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/
 const BULLET = /^(\s*)[*+]\s+/
+const BARE_URL = /^https?:\/\/[^\s<>"`]+/i
 const LINK = /^\[([^\]\n]+)\]\(((?:https?:\/\/|mailto:)[^\s()]+)\)/
 /** Escapes of the markers read here only: `\.`, `\d` or `\\server` outside code (a regex, a path) stay as written. */
 const ESCAPABLE = new Set(["`", "*", "_", "~", "[", "]"])
@@ -79,6 +80,15 @@ class Builder {
           this.inline(line.slice(i + 1, close))
           this.mark("italic", start)
           i = close + 1
+          continue
+        }
+      }
+      // A bare address is copied as it is: its _ and * are part of it (Telegram links it by itself).
+      if ((char === "h" || char === "H") && !wordChar(line[i - 1])) {
+        const address = BARE_URL.exec(rest)
+        if (address !== null) {
+          this.text += address[0]
+          i += address[0].length
           continue
         }
       }

@@ -68,6 +68,10 @@ describe("a model's Markdown as Telegram entities", () => {
       assert.deepStrictEqual(shown(plain), { text: plain, marks: [] }, plain)
     }
     assert.deepStrictEqual(shown("\\*not italic\\*"), { text: "*not italic*", marks: [] })
+    assert.deepStrictEqual(shown("see https://example.org/_private_/a*b*c and *this*"), {
+      text: "see https://example.org/_private_/a*b*c and this",
+      marks: ["italic:this"]
+    })
     // Only the markers read here are escapes: a regex or a path outside code keeps its backslashes.
     for (const plain of ["match \\d+\\.\\d+ here", "C:\\Users\\max\\notes.txt", "a \\(b\\) c", "\\\\server\\share"]) {
       assert.deepStrictEqual(shown(plain), { text: plain, marks: [] }, plain)
