@@ -388,18 +388,26 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
      * command is taken as ours: a command lost is worse than one another bot's owner meant.
      */
     let myName: string | undefined
+    const learnName = Effect.either(callApi("getMe", (signal) => api.getMe(signal))).pipe(
+      Effect.tap((me) =>
+        Effect.sync(() => {
+          if (Either.isRight(me)) myName = me.right.username
+        })
+      )
+    )
     const isMe = (name: string) =>
       Effect.gen(function*() {
         if (myName === undefined) {
-          const me = yield* Effect.either(callApi("getMe", (signal) => api.getMe(signal)))
+          const me = yield* learnName
           if (Either.isLeft(me)) {
             yield* Effect.logWarning(`telegram: getMe failed (${me.left.message}): /...@${name} taken as ours`)
             return true
           }
-          myName = me.right.username
         }
-        return myName.toLowerCase() === name.toLowerCase()
+        return myName === undefined || myName.toLowerCase() === name.toLowerCase()
       })
+    // Where groups are allowed, the name is learnt at start, so that the update path does not wait for it.
+    if (config.allowGroups) yield* Effect.forkScoped(learnName)
 
     /** A job queued in its chat, its messages waiting (so that an edit of one is what the turn reads). */
     const enqueue = (chat: ChatState, job: Job) =>
@@ -865,13 +873,13 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
 
     /** How the channel is, for /health (when the service keeps channel states). */
     const states = yield* Effect.serviceOption(ChannelStates)
-    const report = (state: ChannelState) =>
-      Option.isSome(states) ? states.value.report("telegram", state) : Effect.void
+    const report = (state: ChannelState) => Option.isSome(states) ? states.value.report("telegram", state) : Effect.void
     const working = (how: string) => report({ _tag: "Working", how })
     const failing = (error: TelegramError) =>
       Effect.flatMap(
         Clock.currentTimeMillis,
-        (now) => report({ _tag: "Failing", why: failureForOwner(error), since: now })
+        (now) =>
+          report({ _tag: "Failing", why: failureForOwner(error), since: now })
       )
 
     return { handle, out, api, pairingCode: pairing.code, working, failing } as const
