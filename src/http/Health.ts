@@ -83,7 +83,8 @@ const failing = (p: ProviderHealth) =>
  * GET /health, computed from the services on every call and cheap
  * enough to poll every second. down: workspace missing or not writable, SOUL.md missing, every LLM provider
  * failing for more than 5 minutes. degraded: soft or hard cap reached, SOUL.md changed since start, an LLM
- * tier failing (retrying), no LLM configured, an MCP server down (restarting). Provider error messages are left out: they may quote a key.
+ * tier failing (retrying), no LLM configured, an MCP server down (restarting), the Telegram channel failing.
+ * Provider error messages are left out: they may quote a key.
  */
 export const makeHealth = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
