@@ -18,6 +18,9 @@ export const byteOrderMark = (bytes: Uint8Array): "utf-8" | "utf-16le" | "utf-16
     ? "utf-16be"
     : undefined
 
+/** `text` without a leading U+FEFF: a UTF-8 byte order mark some writers put first is not part of what they mean. */
+export const withoutBom = (text: string): string => text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+
 /** At most `max` characters of `text`, an ellipsis marking a cut (never inside a surrogate pair). */
 export const truncateEnd = (text: string, max: number): string => text.length <= max ? text : `${cutAt(text, max)}…`
 

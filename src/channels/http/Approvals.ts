@@ -1,7 +1,7 @@
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
-import { visible } from "../../domain/Text.js"
+import { visible, withoutBom } from "../../domain/Text.js"
 import { isoAt } from "../../domain/Time.js"
 import { type ApprovalAsker, ApprovalRouter } from "../../services/ApprovalRouter.js"
 import { type AnswerOutcome, type ApprovalDecision, Approvals, type PendingApproval } from "../../services/Approvals.js"
@@ -25,7 +25,7 @@ const decodeAnswer = onFirstCall(() =>
 const decodeBody = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => request.text).pipe(
   Effect.flatMap((text) =>
     Effect.try({
-      try: (): unknown => JSON.parse(text.charCodeAt(0) === 0xFEFF ? text.slice(1) : text),
+      try: (): unknown => JSON.parse(withoutBom(text)),
       catch: (error) => new Error(error instanceof Error ? error.message : String(error))
     })
   ),

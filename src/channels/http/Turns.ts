@@ -7,7 +7,7 @@ import { messageOf, TraceStoreError } from "../../domain/Errors.js"
 import { type ExecutionTrace, traceToJson } from "../../domain/ExecutionTrace.js"
 import { onFirstCall } from "../../domain/OnFirstCall.js"
 import { sha256Hex } from "../../domain/Sha256.js"
-import { truncateEnd } from "../../domain/Text.js"
+import { truncateEnd, withoutBom } from "../../domain/Text.js"
 import { waitCleanedUp } from "../../programs/AsyncWait.js"
 import { makeOneAtATime } from "../../programs/OneAtATime.js"
 import { IMMEDIATE_RULES, ruleCommand } from "../../programs/rules/Rules.js"
@@ -282,7 +282,7 @@ export const makeTurns = Effect.gen(function*() {
     let json: unknown
     try {
       // A UTF-8 byte order mark (some clients write one) is not part of the JSON.
-      json = JSON.parse(text.value.charCodeAt(0) === 0xFEFF ? text.value.slice(1) : text.value)
+      json = JSON.parse(withoutBom(text.value))
     } catch (error) {
       return badRequest(`the body is not valid JSON: ${messageOf(error)}`)
     }

@@ -551,6 +551,8 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
         }
       })
 
+    const overCap = `I keep files up to ${sizeText(config.inboxMaxBytes)}`
+
     /** A file the owner sent, saved in the inbox; why not (for the model and for the owner) when it was not. */
     const keep = (chat: ChatState, upload: Upload): Effect.Effect<Either.Either<Kept, NotKept>> =>
       Effect.gen(function*() {
@@ -562,7 +564,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
           return Either.left<NotKept>({
             name,
             why: "too large",
-            tooLarge: `I keep files up to ${sizeText(config.inboxMaxBytes)}`
+            tooLarge: overCap
           })
         }
         const saved = yield* callApi("getFile", (signal) => api.getFile(upload.fileId, signal)).pipe(
@@ -590,7 +592,7 @@ export const makeTelegramChannel = (settings: TelegramSettings) =>
             return Either.left<NotKept>({
               name,
               why: "too large",
-              tooLarge: `I keep files up to ${sizeText(config.inboxMaxBytes)}`
+              tooLarge: overCap
             })
           }
           return Either.left<NotKept>({ name, why: "not saved", tooLarge: undefined })

@@ -116,10 +116,13 @@ const authorOf = (origin: Origin): string => {
   return "written by someone else"
 }
 
+/** A Telegram `date` (seconds) as `YYYY-MM-DD HH:MM`, in UTC. */
+const utcMinute = (seconds: number): string => new Date(seconds * 1000).toISOString().slice(0, 16).replace("T", " ")
+
 const whenOf = (origin: Origin) =>
   origin.date === undefined || !Number.isFinite(origin.date)
     ? ""
-    : ` on ${new Date(origin.date * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC`
+    : ` on ${utcMinute(origin.date)} UTC`
 
 /** Each line as a quotation: nothing in it can pass for a line of the note around it. */
 const quotation = (text: string) => text.split(/\r\n|\r|\n/).map((line) => `> ${line}`).join("\n")
@@ -213,6 +216,5 @@ export const lateNote = (sentAtSeconds: number | undefined, nowMs: number): stri
     : minutes < 48 * 60
     ? `${Math.round(minutes / 60)} h`
     : `${Math.round(minutes / 1440)} days`
-  const at = new Date(sentAtSeconds * 1000).toISOString().slice(0, 16).replace("T", " ")
-  return `[Sent ${ago} ago, at ${at} UTC, and read only now: myclaw was busy or offline.]`
+  return `[Sent ${ago} ago, at ${utcMinute(sentAtSeconds)} UTC, and read only now: myclaw was busy or offline.]`
 }

@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Option } from "effect"
 import type { Api } from "grammy"
 import type { InlineKeyboardMarkup, MessageEntity } from "grammy/types"
-import { type Formatted, markdownToEntities, type TgEntity } from "../../domain/TelegramMarkdown.js"
+import { markdownToEntities, type TgEntity } from "../../domain/TelegramMarkdown.js"
 import { splitFormatted, splitMessage } from "../../domain/TelegramText.js"
 import { wellFormed } from "../../domain/Text.js"
 import { type Bucket, type BucketRate, takeToken } from "../../domain/TokenBucket.js"
@@ -86,18 +86,30 @@ export const makeOutbox = (api: Api) =>
     const logged = (what: string) => (error: TelegramError) =>
       Effect.logWarning(`telegram: ${what} failed: ${error.reason} ${error.code ?? ""} ${error.message}`)
 
-    const sendOne: Outbox["sendOne"] = (chatId, text, keyboard, replyTo) =>
+    /** One message: plain, or with buttons, entities, as the reply to another (sent anyway when that is gone). */
+    const send = (
+      chatId: number,
+      text: string,
+      options: {
+        readonly keyboard?: InlineKeyboardMarkup | undefined
+        readonly replyTo?: number | undefined
+        readonly entities?: ReadonlyArray<TgEntity> | undefined
+      }
+    ) =>
       Effect.map(
         call(chatId, "sendMessage", (signal) =>
           api.sendMessage(chatId, wellFormed(text), {
             link_preview_options: { is_disabled: true },
-            ...(keyboard === undefined ? {} : { reply_markup: keyboard }),
-            ...(replyTo === undefined
+            ...(options.keyboard === undefined ? {} : { reply_markup: options.keyboard }),
+            ...(options.entities === undefined ? {} : { entities: options.entities.map(toMessageEntity) }),
+            ...(options.replyTo === undefined
               ? {}
-              : { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } })
+              : { reply_parameters: { message_id: options.replyTo, allow_sending_without_reply: true } })
           }, signal)),
         (message) => message.message_id
       )
+
+    const sendOne: Outbox["sendOne"] = (chatId, text, keyboard, replyTo) => send(chatId, text, { keyboard, replyTo })
 
     /** The first part is the reply when there is one: the rest follows it. */
     const sendText: Outbox["sendText"] = (chatId, text, replyTo) =>
@@ -110,16 +122,6 @@ export const makeOutbox = (api: Api) =>
         Effect.catchAll((error) => Effect.as(logged(`sending to chat ${chatId}`)(error), false))
       )
 
-    const sendFormatted = (chatId: number, part: Formatted, replyTo: number | undefined) =>
-      call(chatId, "sendMessage", (signal) =>
-        api.sendMessage(chatId, wellFormed(part.text), {
-          link_preview_options: { is_disabled: true },
-          entities: part.entities.map(toMessageEntity),
-          ...(replyTo === undefined
-            ? {}
-            : { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } })
-        }, signal))
-
     const sendAnswer: Outbox["sendAnswer"] = (chatId, markdown, replyTo) =>
       Effect.forEach(
         splitFormatted(markdownToEntities(markdown)),
@@ -127,7 +129,7 @@ export const makeOutbox = (api: Api) =>
           const reply = i === 0 ? replyTo : undefined
           return part.entities.length === 0
             ? sendOne(chatId, part.text, undefined, reply)
-            : sendFormatted(chatId, part, reply).pipe(
+            : send(chatId, part.text, { entities: part.entities, replyTo: reply }).pipe(
               Effect.catchIf(
                 (error) => error.reason === "Refused" && error.code === 400,
                 (error) =>
